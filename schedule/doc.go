@@ -1,0 +1,45 @@
+// Package schedule models megakernel schedules: one persistent launch whose
+// workers (thread blocks) execute tasks that coordinate through monotone
+// counters, barriers and semaphores in global memory.
+//
+// # The model
+//
+// A [Program] holds the [Launch] (target GPU, SMs, co-resident workers per
+// SM, workers launched, cooperative or not), [Buffer]s of five kinds
+// (input, weight, output, scratch, state), optional [Arena]s in which
+// buffers alias, [Counter]s, [Barrier]s, [Semaphore]s and [Task]s. A task
+// has synchronization [Step]s before its body (wait, barrier sync,
+// semaphore acquire, fence), the body's reads and writes as byte
+// [Access]es (1-D ranges or 2-D strided tiles), and steps after it
+// (signal, release, barrier arrive, fence). Waits and signals carry an
+// order (acquire/release by default, or relaxed) and a scope (cta, gpu,
+// sys). A task pinned to a worker runs in that worker's static queue in
+// task-list order; an unpinned task is dynamic and runs once it is ready.
+//
+// Cross references are dense int32 indices; the JSON form (format
+// "megaproof/v1") uses names. [Builder] assembles programs for code
+// generators.
+//
+// # JSON
+//
+// [Marshal] writes a canonical encoding that round-trips byte for byte.
+// [Unmarshal] and [Decode] are strict: malformed syntax, unknown fields,
+// wrong types, dangling or duplicate names, zero or overflowing sizes,
+// zero-length accesses, zero thresholds and out-of-range workers all yield
+// an *[Error] whose [Diagnostic]s carry an invalid.* code and the JSON path.
+//
+// # Semantics and Replay
+//
+// [Lower] turns a program into normal form: each static worker is one
+// thread of operations (its tasks' steps concatenated in queue order, each
+// body a Begin/End pair, each barrier sync an Arrive then an Await of
+// generation × parties arrivals) and each dynamic task is its own thread.
+// Without a cooperative launch at most SMs × per-SM workers are resident;
+// the others start in index order as resident ones finish.
+//
+// [Replay] executes a trace of [Event]s from the initial state, refusing
+// any event that is not enabled, and returns the [State] reached: thread
+// positions, sync-object values, completed and in-flight bodies, and a
+// happens-before relation over the executed events. It is the independent
+// judge of every witness the verifier produces and shares no code with it.
+package schedule

@@ -1,0 +1,59 @@
+package schedule_test
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/megaproof/megaproof/schedule"
+)
+
+// A producer on worker 0 writes a tile and signals; a consumer on worker 1
+// waits for the signal and reads it.
+func ExampleBuilder() {
+	b := schedule.NewBuilder("handoff", schedule.Launch{Target: "H200", SMs: 132, PerSM: 1, Workers: 2, Cooperative: true})
+	x := b.Buffer("x", schedule.KindScratch, 256)
+	y := b.Buffer("y", schedule.KindOutput, 256)
+	ready := b.Counter("ready")
+	b.Task("produce").On(0).Op("fill").Write(x, 0, 256).Signal(ready, 1)
+	b.Task("consume").On(1).Op("copy").Wait(ready, 1).Read(x, 0, 256).Write(y, 0, 256)
+	p, err := b.Build()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	schedule.Encode(os.Stdout, p)
+	// Output:
+	// {
+	//   "format": "megaproof/v1",
+	//   "name": "handoff",
+	//   "launch": {"target":"H200","sms":132,"blocks_per_sm":1,"workers":2,"cooperative":true},
+	//   "buffers": [
+	//     {"name":"x","kind":"scratch","size":256},
+	//     {"name":"y","kind":"output","size":256}
+	//   ],
+	//   "counters": [
+	//     {"name":"ready"}
+	//   ],
+	//   "tasks": [
+	//     {"name":"produce","op":"fill","worker":0,"writes":[{"buffer":"x","length":256}],"after":[{"signal":"ready"}]},
+	//     {"name":"consume","op":"copy","worker":1,"before":[{"wait":"ready","ge":1}],"reads":[{"buffer":"x","length":256}],"writes":[{"buffer":"y","length":256}]}
+	//   ]
+	// }
+}
+
+// Replay executes a trace and reports why an event is refused.
+func ExampleReplay() {
+	b := schedule.NewBuilder("handoff", schedule.Launch{SMs: 2, PerSM: 1, Workers: 2})
+	ready := b.Counter("ready")
+	b.Task("produce").On(0).Signal(ready, 1)
+	b.Task("consume").On(1).Wait(ready, 1)
+	p, _ := b.Build()
+	// Worker 1 tries to pass its wait first.
+	_, err := schedule.Replay(p, []schedule.Event{{Thread: 1, Step: 0}})
+	fmt.Println(err)
+	st, err := schedule.Replay(p, []schedule.Event{{Thread: 0, Step: 0}, {Thread: 0, Step: 1}, {Thread: 0, Step: 2}, {Thread: 1, Step: 0}})
+	fmt.Println(err, st.Counters[ready], st.Pos)
+	// Output:
+	// event 0 (thread 1, step 0): worker 1: counter ready is 0, below 1
+	// <nil> 1 [3 1]
+}

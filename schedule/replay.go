@@ -1,0 +1,329 @@
+package schedule
+
+import (
+	"fmt"
+	"math/bits"
+)
+
+// Event is one step of an execution: thread Thread executes its Step-th
+// operation in normal form (see [Lower]).
+type Event struct {
+	Thread int32 `json:"thread"`
+	Step   int32 `json:"step"`
+}
+
+// State is the state an execution reached. It is produced by [Replay] and
+// by [Machine], and answers the questions a witness poses: who is stuck,
+// which bodies are in flight, and which events happen before which.
+type State struct {
+	p    *Program
+	form *Form
+
+	Pos        []int32  // per thread: index of the next operation
+	Counters   []uint64 // per counter: value (saturating at 2^64-1)
+	Overflowed []bool   // per counter: the value went past the counter's width
+	Arrivals   []uint64 // per barrier: arrivals so far
+	Tokens     []uint64 // per semaphore: tokens held
+	Done       []bool   // per task: body completed
+	InFlight   []bool   // per task: body begun and not ended
+	Started    int      // workers started so far (they start in index order)
+
+	finishedStarted int
+	trace           []Event
+	// happens-before bookkeeping
+	lastFence []int32   // per thread: event index of its latest cross-worker fence, or -1
+	releases  [][]relEv // per sync object (counters, then barriers, then semaphores)
+	observed  []int32   // per event: for an acquire point, how many releases of its object it saw
+	begin     []int32   // per task: event index of its Begin, or -1
+	end       []int32   // per task: event index of its End, or -1
+}
+
+type relEv struct {
+	at int32 // event index of the releasing operation
+	rp int32 // event index of its release point (itself or an earlier fence)
+}
+
+// Machine executes a program step by step from its initial state. It is the
+// executable semantics that judges witnesses; analyses never share it.
+type Machine struct{ State }
+
+// NewMachine returns a machine at the initial state of a valid program.
+func NewMachine(p *Program) *Machine {
+	f := Lower(p)
+	m := &Machine{State{
+		p:          p,
+		form:       f,
+		Pos:        make([]int32, len(f.Threads)),
+		Counters:   make([]uint64, len(p.Counters)),
+		Overflowed: make([]bool, len(p.Counters)),
+		Arrivals:   make([]uint64, len(p.Barriers)),
+		Tokens:     make([]uint64, len(p.Semaphores)),
+		Done:       make([]bool, len(p.Tasks)),
+		InFlight:   make([]bool, len(p.Tasks)),
+		lastFence:  make([]int32, len(f.Threads)),
+		releases:   make([][]relEv, len(p.Counters)+len(p.Barriers)+len(p.Semaphores)),
+		begin:      make([]int32, len(p.Tasks)),
+		end:        make([]int32, len(p.Tasks)),
+	}}
+	for i, c := range p.Counters {
+		m.Counters[i] = c.Init
+	}
+	for i, s := range p.Semaphores {
+		m.Tokens[i] = s.Tokens
+	}
+	for i := range m.lastFence {
+		m.lastFence[i] = -1
+	}
+	for i := range m.begin {
+		m.begin[i], m.end[i] = -1, -1
+	}
+	m.startWorkers()
+	return m
+}
+
+// Form is the normal form the state's events refer to.
+func (s *State) Form() *Form { return s.form }
+
+// Trace is the sequence of events executed so far.
+func (s *State) Trace() []Event { return s.trace }
+
+func (s *State) capacity() int {
+	if s.p.Launch.Cooperative {
+		return s.form.Workers
+	}
+	return s.p.Launch.Capacity()
+}
+
+// startWorkers starts workers in index order while resident slots are free.
+func (s *State) startWorkers() {
+	for s.Started < s.form.Workers && s.Started < s.capacity()+s.finishedStarted {
+		if len(s.form.Threads[s.Started].Ops) == 0 {
+			s.finishedStarted++
+		}
+		s.Started++
+	}
+}
+
+// Finished reports whether thread th has executed all its operations.
+func (s *State) Finished(th int) bool { return int(s.Pos[th]) == len(s.form.Threads[th].Ops) }
+
+// Enabled returns nil if thread th can execute its next operation now, or
+// an error saying why not.
+func (s *State) Enabled(th int) error {
+	if th < 0 || th >= len(s.form.Threads) {
+		return fmt.Errorf("no thread %d (have %d)", th, len(s.form.Threads))
+	}
+	if s.Finished(th) {
+		return fmt.Errorf("%s has finished", s.form.ThreadName(s.p, th))
+	}
+	if th < s.form.Workers && th >= s.Started {
+		return fmt.Errorf("worker %d is not resident: %d of %d slots are held by unfinished workers", th, s.Started-s.finishedStarted, s.capacity())
+	}
+	op := s.form.Threads[th].Ops[s.Pos[th]]
+	switch op.Kind {
+	case OpWait:
+		if v := s.Counters[op.Object]; v < op.Value {
+			return fmt.Errorf("%s: counter %s is %d, below %d", s.form.ThreadName(s.p, th), s.p.Counters[op.Object].Name, v, op.Value)
+		}
+	case OpAwait:
+		if v := s.Arrivals[op.Object]; v < op.Value {
+			return fmt.Errorf("%s: barrier %s has %d arrivals, below %d", s.form.ThreadName(s.p, th), s.p.Barriers[op.Object].Name, v, op.Value)
+		}
+	case OpAcquire:
+		if v := s.Tokens[op.Object]; v < op.Value {
+			return fmt.Errorf("%s: semaphore %s holds %d tokens, below %d", s.form.ThreadName(s.p, th), s.p.Semaphores[op.Object].Name, v, op.Value)
+		}
+	}
+	return nil
+}
+
+// Stuck reports whether some thread has not finished and none can move:
+// a deadlock.
+func (s *State) Stuck() bool {
+	unfinished := false
+	for th := range s.form.Threads {
+		if s.Finished(th) {
+			continue
+		}
+		unfinished = true
+		if s.Enabled(th) == nil {
+			return false
+		}
+	}
+	return unfinished
+}
+
+// AllFinished reports whether every thread has finished.
+func (s *State) AllFinished() bool {
+	for th := range s.form.Threads {
+		if !s.Finished(th) {
+			return false
+		}
+	}
+	return true
+}
+
+// Step executes one event, or returns an error saying why it is not enabled.
+func (m *Machine) Step(ev Event) error {
+	th := int(ev.Thread)
+	if err := m.Enabled(th); err != nil {
+		return err
+	}
+	if ev.Step != m.Pos[th] {
+		return fmt.Errorf("%s is at step %d, not %d", m.form.ThreadName(m.p, th), m.Pos[th], ev.Step)
+	}
+	op := m.form.Threads[th].Ops[ev.Step]
+	at := int32(len(m.trace))
+	m.trace = append(m.trace, ev)
+	m.observed = append(m.observed, 0)
+	nc, nb := len(m.p.Counters), len(m.p.Barriers)
+	switch op.Kind {
+	case OpWait:
+		m.observed[at] = int32(len(m.releases[op.Object]))
+	case OpSignal:
+		v, carry := bits.Add64(m.Counters[op.Object], op.Value, 0)
+		if carry != 0 {
+			v = ^uint64(0)
+		}
+		m.Counters[op.Object] = v
+		if v > m.p.Counters[op.Object].Max() || carry != 0 {
+			m.Overflowed[op.Object] = true
+		}
+		if op.Scope.CrossWorker() {
+			rp := at
+			if op.Relaxed {
+				rp = m.lastFence[th]
+			}
+			if rp >= 0 {
+				m.releases[op.Object] = append(m.releases[op.Object], relEv{at, rp})
+			}
+		}
+	case OpArrive:
+		m.Arrivals[op.Object]++
+		m.releases[nc+int(op.Object)] = append(m.releases[nc+int(op.Object)], relEv{at, at})
+	case OpAwait:
+		m.observed[at] = int32(len(m.releases[nc+int(op.Object)]))
+	case OpAcquire:
+		m.Tokens[op.Object] -= op.Value
+		m.observed[at] = int32(len(m.releases[nc+nb+int(op.Object)]))
+	case OpRelease:
+		m.Tokens[op.Object] += op.Value
+		if op.Scope.CrossWorker() {
+			m.releases[nc+nb+int(op.Object)] = append(m.releases[nc+nb+int(op.Object)], relEv{at, at})
+		}
+	case OpFence:
+		if op.Scope.CrossWorker() {
+			m.lastFence[th] = at
+		}
+	case OpBegin:
+		m.InFlight[op.Task] = true
+		m.begin[op.Task] = at
+	case OpEnd:
+		m.InFlight[op.Task] = false
+		m.Done[op.Task] = true
+		m.end[op.Task] = at
+	}
+	m.Pos[th]++
+	if th < m.form.Workers && m.Finished(th) {
+		m.finishedStarted++
+		m.startWorkers()
+	}
+	return nil
+}
+
+// Replay executes trace from the initial state of a valid program and
+// returns the state it reaches. It refuses, with the event's index and the
+// reason, any event that is not enabled when it comes.
+func Replay(p *Program, trace []Event) (*State, error) {
+	m := NewMachine(p)
+	for i, ev := range trace {
+		if err := m.Step(ev); err != nil {
+			return &m.State, fmt.Errorf("event %d (thread %d, step %d): %w", i, ev.Thread, ev.Step, err)
+		}
+	}
+	return &m.State, nil
+}
+
+// BodyEvents returns the indices in the trace of a task's Begin and End
+// events, or -1 for those not executed.
+func (s *State) BodyEvents(task int) (begin, end int) {
+	return int(s.begin[task]), int(s.end[task])
+}
+
+// HappensBefore reports whether event a happens before event b in the
+// execution so far: a chain of program order and synchronizes-with edges
+// (release or fence-then-relaxed signal read by an acquire or
+// relaxed-then-fence wait, both at a scope that spans workers; barrier
+// arrivals read by awaits; semaphore releases read by acquires) leads from a
+// to b. Atomic adds continue release sequences, so an acquire synchronizes
+// with every release on its object that precedes it.
+func (s *State) HappensBefore(a, b int) bool {
+	if a < 0 || b < 0 || a >= len(s.trace) || b >= len(s.trace) || a >= b {
+		return false
+	}
+	// Per-thread list of event indices in program order.
+	byThread := make([][]int32, len(s.form.Threads))
+	idx := make([]int32, len(s.trace)) // position of each event in its thread's list
+	for i, ev := range s.trace {
+		idx[i] = int32(len(byThread[ev.Thread]))
+		byThread[ev.Thread] = append(byThread[ev.Thread], int32(i))
+	}
+	// Backward search from b. For each thread, the highest program-order
+	// position reached so far; everything before it is covered too.
+	reach := make([]int32, len(s.form.Threads))
+	for i := range reach {
+		reach[i] = -1
+	}
+	seen := make([]int32, len(s.releases)) // per object: releases already followed
+	nc, nb := int32(len(s.p.Counters)), int32(len(s.p.Barriers))
+	var work []int32
+	visit := func(e int32) {
+		th := s.trace[e].Thread
+		if idx[e] > reach[th] {
+			work = append(work, th)
+			old := reach[th]
+			reach[th] = idx[e]
+			_ = old
+		}
+	}
+	visit(int32(b))
+	done := make([]int32, len(s.form.Threads)) // per thread: positions [0, done) expanded
+	for len(work) > 0 {
+		th := work[len(work)-1]
+		work = work[:len(work)-1]
+		for ; done[th] <= reach[th]; done[th]++ {
+			e := byThread[th][done[th]]
+			op := s.form.Threads[th].Ops[s.trace[e].Step]
+			follow := func(obj int32, upto int32) {
+				for ; seen[obj] < upto; seen[obj]++ {
+					visit(s.releases[obj][seen[obj]].rp)
+				}
+			}
+			switch op.Kind {
+			case OpWait:
+				if !op.Relaxed && op.Scope.CrossWorker() {
+					follow(op.Object, s.observed[e])
+				}
+			case OpAwait:
+				follow(nc+op.Object, s.observed[e])
+			case OpAcquire:
+				if op.Scope.CrossWorker() {
+					follow(nc+nb+op.Object, s.observed[e])
+				}
+			case OpFence:
+				if op.Scope.CrossWorker() {
+					// An acquire fence completes every earlier relaxed wait of its thread.
+					for k := int32(0); k < done[th]; k++ {
+						pe := byThread[th][k]
+						pop := s.form.Threads[th].Ops[s.trace[pe].Step]
+						if pop.Kind == OpWait && pop.Relaxed && pop.Scope.CrossWorker() {
+							follow(pop.Object, s.observed[pe])
+						}
+					}
+				}
+			}
+		}
+	}
+	ta := s.trace[a].Thread
+	return reach[ta] >= idx[a]
+}

@@ -1,0 +1,296 @@
+package schedule
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Codes of structural diagnostics. They are part of the stable finding codes
+// of the verifier (the family before the dot is "invalid").
+const (
+	CodeSyntax       = "invalid.syntax"        // not JSON, or trailing data
+	CodeFormat       = "invalid.format"        // missing or unknown "format"
+	CodeUnknownField = "invalid.unknown-field" // a field the format does not define
+	CodeType         = "invalid.type"          // a value of the wrong JSON type
+	CodeMissing      = "invalid.missing"       // a required field is absent
+	CodeDuplicate    = "invalid.duplicate"     // a name or key declared twice
+	CodeReference    = "invalid.reference"     // a name that nothing declares
+	CodeName         = "invalid.name"          // an empty name
+	CodeSize         = "invalid.size"          // a size that is zero, negative or overflows
+	CodeEmptyAccess  = "invalid.empty-access"  // an access of zero bytes
+	CodeThreshold    = "invalid.threshold"     // a wait threshold of 0 or beyond the counter's width
+	CodeWorker       = "invalid.worker"        // a worker index outside the launch
+	CodeValue        = "invalid.value"         // an enumerated value or amount that is not allowed
+	CodeLaunch       = "invalid.launch"        // an impossible launch configuration
+	CodeLimit        = "invalid.limit"         // more items than megaproof accepts
+)
+
+// Limits on program size. Larger inputs are rejected with CodeLimit rather
+// than exhausting memory.
+const (
+	MaxTasks        = 1 << 24
+	MaxWorkers      = 1 << 20
+	MaxStepsPerTask = 1 << 12
+	MaxObjects      = 1 << 24
+	maxExtent       = 1 << 62 // bound on every byte quantity, so sums never overflow
+)
+
+// Diagnostic is one reason a program is malformed.
+type Diagnostic struct {
+	Code    string // one of the Code constants
+	Path    string // JSON path, e.g. $.tasks[3].before[0].wait
+	Message string
+}
+
+func (d Diagnostic) String() string { return d.Code + " at " + d.Path + ": " + d.Message }
+
+// Error is returned for a malformed program. It lists every diagnostic
+// found, in document order, up to a limit.
+type Error struct {
+	Diagnostics []Diagnostic
+}
+
+func (e *Error) Error() string {
+	var sb strings.Builder
+	for i, d := range e.Diagnostics {
+		if i > 0 {
+			sb.WriteString("\n")
+		}
+		sb.WriteString(d.String())
+	}
+	return sb.String()
+}
+
+const maxDiagnostics = 50
+
+type diags struct{ list []Diagnostic }
+
+func (ds *diags) add(code, path, format string, args ...any) {
+	if len(ds.list) < maxDiagnostics {
+		ds.list = append(ds.list, Diagnostic{Code: code, Path: path, Message: fmt.Sprintf(format, args...)})
+	}
+}
+
+func (ds *diags) err() error {
+	if len(ds.list) == 0 {
+		return nil
+	}
+	return &Error{Diagnostics: ds.list}
+}
+
+// Validate checks the program's structure: names, references, sizes,
+// thresholds and workers. It returns nil or an *[Error] whose paths name the
+// JSON location of each problem.
+func (p *Program) Validate() error {
+	var ds diags
+	p.validate(&ds)
+	return ds.err()
+}
+
+func (p *Program) validate(ds *diags) {
+	l := p.Launch
+	switch {
+	case l.SMs < 1:
+		ds.add(CodeLaunch, "$.launch.sms", "need at least one SM, have %d", l.SMs)
+	case l.SMs > MaxWorkers:
+		ds.add(CodeLimit, "$.launch.sms", "%d SMs exceed the limit of %d", l.SMs, MaxWorkers)
+	}
+	switch {
+	case l.PerSM < 1:
+		ds.add(CodeLaunch, "$.launch.blocks_per_sm", "need at least one block per SM, have %d", l.PerSM)
+	case l.PerSM > 1024:
+		ds.add(CodeLimit, "$.launch.blocks_per_sm", "%d blocks per SM exceed the limit of 1024", l.PerSM)
+	}
+	switch {
+	case l.Workers < 1:
+		ds.add(CodeLaunch, "$.launch.workers", "need at least one worker, have %d", l.Workers)
+	case l.Workers > MaxWorkers:
+		ds.add(CodeLimit, "$.launch.workers", "%d workers exceed the limit of %d", l.Workers, MaxWorkers)
+	}
+	for _, n := range []struct {
+		what string
+		have int
+	}{{"arenas", len(p.Arenas)}, {"buffers", len(p.Buffers)}, {"counters", len(p.Counters)}, {"barriers", len(p.Barriers)}, {"semaphores", len(p.Semaphores)}} {
+		if n.have > MaxObjects {
+			ds.add(CodeLimit, "$."+n.what, "%d %s exceed the limit of %d", n.have, n.what, MaxObjects)
+			return
+		}
+	}
+	if len(p.Tasks) > MaxTasks {
+		ds.add(CodeLimit, "$.tasks", "%d tasks exceed the limit of %d", len(p.Tasks), MaxTasks)
+		return
+	}
+	checkNames(ds, "arenas", len(p.Arenas), func(i int) string { return p.Arenas[i].Name })
+	checkNames(ds, "buffers", len(p.Buffers), func(i int) string { return p.Buffers[i].Name })
+	checkNames(ds, "counters", len(p.Counters), func(i int) string { return p.Counters[i].Name })
+	checkNames(ds, "barriers", len(p.Barriers), func(i int) string { return p.Barriers[i].Name })
+	checkNames(ds, "semaphores", len(p.Semaphores), func(i int) string { return p.Semaphores[i].Name })
+	checkNames(ds, "tasks", len(p.Tasks), func(i int) string { return p.Tasks[i].Name })
+
+	for i, a := range p.Arenas {
+		if a.Size == 0 || a.Size > maxExtent {
+			ds.add(CodeSize, fmt.Sprintf("$.arenas[%d].size", i), "arena %q has size %d", a.Name, a.Size)
+		}
+	}
+	for i, b := range p.Buffers {
+		path := fmt.Sprintf("$.buffers[%d]", i)
+		if b.Kind < KindInput || b.Kind > KindState {
+			ds.add(CodeValue, path+".kind", "buffer %q has unknown kind %d", b.Name, b.Kind)
+		}
+		if b.Size == 0 || b.Size > maxExtent {
+			ds.add(CodeSize, path+".size", "buffer %q has size %d", b.Name, b.Size)
+			continue
+		}
+		switch {
+		case b.Arena == NoArena:
+			if b.Offset != 0 {
+				ds.add(CodeValue, path+".offset", "buffer %q has an offset but no arena", b.Name)
+			}
+		case b.Arena < 0 || int(b.Arena) >= len(p.Arenas):
+			ds.add(CodeReference, path+".arena", "buffer %q names arena %d of %d", b.Name, b.Arena, len(p.Arenas))
+		default:
+			a := p.Arenas[b.Arena]
+			if b.Offset > maxExtent || b.Offset+b.Size > a.Size {
+				ds.add(CodeSize, path+".offset", "buffer %q at [%d, %d) does not fit arena %q of %d bytes", b.Name, b.Offset, b.Offset+b.Size, a.Name, a.Size)
+			}
+		}
+	}
+	for i, c := range p.Counters {
+		path := fmt.Sprintf("$.counters[%d]", i)
+		if c.Width != 32 && c.Width != 64 {
+			ds.add(CodeValue, path+".width", "counter %q has width %d; want 32 or 64", c.Name, c.Width)
+		} else if c.Init > c.Max() {
+			ds.add(CodeSize, path+".init", "counter %q starts at %d, beyond its %d-bit width", c.Name, c.Init, c.Width)
+		}
+	}
+	for i, b := range p.Barriers {
+		if b.Parties < 1 || b.Parties > MaxTasks {
+			ds.add(CodeSize, fmt.Sprintf("$.barriers[%d].parties", i), "barrier %q has %d parties", b.Name, b.Parties)
+		}
+	}
+	for i := range p.Tasks {
+		p.validateTask(ds, i)
+	}
+}
+
+func checkNames(ds *diags, what string, n int, name func(int) string) {
+	seen := make(map[string]int, n)
+	for i := 0; i < n; i++ {
+		s := name(i)
+		path := fmt.Sprintf("$.%s[%d].name", what, i)
+		if s == "" {
+			ds.add(CodeName, path, "empty name")
+			continue
+		}
+		if j, dup := seen[s]; dup {
+			ds.add(CodeDuplicate, path, "name %q already used by $.%s[%d]", s, what, j)
+			continue
+		}
+		seen[s] = i
+	}
+}
+
+func (p *Program) validateTask(ds *diags, i int) {
+	t := &p.Tasks[i]
+	path := fmt.Sprintf("$.tasks[%d]", i)
+	if t.Worker != Dynamic && (t.Worker < 0 || int(t.Worker) >= p.Launch.Workers) {
+		ds.add(CodeWorker, path+".worker", "task %q is pinned to worker %d; the launch has workers 0..%d", t.Name, t.Worker, p.Launch.Workers-1)
+	}
+	if len(t.Before) > MaxStepsPerTask || len(t.After) > MaxStepsPerTask || len(t.Reads) > MaxStepsPerTask || len(t.Writes) > MaxStepsPerTask {
+		ds.add(CodeLimit, path, "task %q has more than %d steps or accesses in one list", t.Name, MaxStepsPerTask)
+		return
+	}
+	for j, s := range t.Before {
+		p.validateStep(ds, fmt.Sprintf("%s.before[%d]", path, j), s)
+	}
+	for j, s := range t.After {
+		p.validateStep(ds, fmt.Sprintf("%s.after[%d]", path, j), s)
+	}
+	for j, a := range t.Reads {
+		p.validateAccess(ds, fmt.Sprintf("%s.reads[%d]", path, j), a)
+	}
+	for j, a := range t.Writes {
+		p.validateAccess(ds, fmt.Sprintf("%s.writes[%d]", path, j), a)
+	}
+}
+
+func (p *Program) validateStep(ds *diags, path string, s Step) {
+	var n int
+	switch s.Kind {
+	case Wait, Signal:
+		n = len(p.Counters)
+	case Sync, Arrive:
+		n = len(p.Barriers)
+	case Acquire, Release:
+		n = len(p.Semaphores)
+	case Fence:
+		n = 1
+	default:
+		ds.add(CodeValue, path, "unknown step kind %d", s.Kind)
+		return
+	}
+	key := path + "." + s.Kind.String()
+	if s.Kind == Fence {
+		if s.Object != 0 || s.Value != 0 {
+			ds.add(CodeValue, key, "a fence takes no object or value")
+		}
+	} else if s.Object < 0 || int(s.Object) >= n {
+		ds.add(CodeReference, key, "%s refers to object %d of %d", s.Kind, s.Object, n)
+		return
+	}
+	if s.Scope > ScopeSys {
+		ds.add(CodeValue, path+".scope", "unknown scope %d", s.Scope)
+	}
+	if s.Relaxed && s.Kind != Wait && s.Kind != Signal {
+		ds.add(CodeValue, path+".order", "only waits and signals can be relaxed, not %s", s.Kind)
+	}
+	switch s.Kind {
+	case Wait:
+		c := p.Counters[s.Object]
+		if s.Value == 0 {
+			ds.add(CodeThreshold, path+".ge", "wait on %q has threshold 0; it would never wait", c.Name)
+		} else if c.Width == 32 || c.Width == 64 {
+			if s.Value > c.Max() {
+				ds.add(CodeThreshold, path+".ge", "threshold %d exceeds the %d-bit width of counter %q", s.Value, c.Width, c.Name)
+			}
+		}
+	case Signal:
+		if s.Value == 0 || s.Value > maxExtent {
+			ds.add(CodeValue, path+".add", "signal amount %d; want 1..2^62", s.Value)
+		}
+	case Acquire, Release:
+		if s.Value == 0 || s.Value > maxExtent {
+			ds.add(CodeValue, path+".n", "%s amount %d; want 1..2^62", s.Kind, s.Value)
+		}
+	case Sync, Arrive:
+		if s.Value != 0 {
+			ds.add(CodeValue, key, "a barrier step takes no value")
+		}
+	}
+}
+
+func (p *Program) validateAccess(ds *diags, path string, a Access) {
+	if a.Buffer < 0 || int(a.Buffer) >= len(p.Buffers) {
+		ds.add(CodeReference, path+".buffer", "access refers to buffer %d of %d", a.Buffer, len(p.Buffers))
+		return
+	}
+	if a.Length == 0 {
+		ds.add(CodeEmptyAccess, path+".length", "access to %q of zero bytes", p.Buffers[a.Buffer].Name)
+		return
+	}
+	if a.Length > maxExtent || a.Offset > maxExtent || a.Offset < -maxExtent {
+		ds.add(CodeSize, path, "access to %q is larger than 2^62 bytes", p.Buffers[a.Buffer].Name)
+		return
+	}
+	if a.Rows > 1 {
+		if a.Stride == 0 {
+			ds.add(CodeSize, path+".stride", "a %d-row access needs a nonzero stride", a.Rows)
+			return
+		}
+		if a.Rows > maxExtent/a.Stride || (a.Rows-1)*a.Stride > maxExtent-a.Length {
+			ds.add(CodeSize, path+".rows", "access to %q spans more than 2^62 bytes", p.Buffers[a.Buffer].Name)
+		}
+	} else if a.Rows <= 1 && a.Stride != 0 && a.Rows == 0 {
+		ds.add(CodeValue, path+".stride", "a stride needs rows")
+	}
+}
