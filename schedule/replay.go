@@ -261,6 +261,16 @@ func (s *State) HappensBefore(a, b int) bool {
 	if a < 0 || b < 0 || a >= len(s.trace) || b >= len(s.trace) || a >= b {
 		return false
 	}
+	return s.Past(b)(a)
+}
+
+// Past returns a predicate reporting, for an event index a, whether a
+// happens before event b. It computes b's causal past once, so many
+// questions about one b cost one pass over the trace.
+func (s *State) Past(b int) func(a int) bool {
+	if b < 0 || b >= len(s.trace) {
+		return func(int) bool { return false }
+	}
 	// Per-thread list of event indices in program order.
 	byThread := make([][]int32, len(s.form.Threads))
 	idx := make([]int32, len(s.trace)) // position of each event in its thread's list
@@ -268,8 +278,8 @@ func (s *State) HappensBefore(a, b int) bool {
 		idx[i] = int32(len(byThread[ev.Thread]))
 		byThread[ev.Thread] = append(byThread[ev.Thread], int32(i))
 	}
-	// Backward search from b. For each thread, the highest program-order
-	// position reached so far; everything before it is covered too.
+	// Backward search from b: for each thread, the highest program-order
+	// position reached; everything before it in that thread is reached too.
 	reach := make([]int32, len(s.form.Threads))
 	for i := range reach {
 		reach[i] = -1
@@ -280,10 +290,13 @@ func (s *State) HappensBefore(a, b int) bool {
 	visit := func(e int32) {
 		th := s.trace[e].Thread
 		if idx[e] > reach[th] {
-			work = append(work, th)
-			old := reach[th]
 			reach[th] = idx[e]
-			_ = old
+			work = append(work, th)
+		}
+	}
+	follow := func(obj int32, upto int32) {
+		for ; seen[obj] < upto; seen[obj]++ {
+			visit(s.releases[obj][seen[obj]].rp)
 		}
 	}
 	visit(int32(b))
@@ -294,11 +307,6 @@ func (s *State) HappensBefore(a, b int) bool {
 		for ; done[th] <= reach[th]; done[th]++ {
 			e := byThread[th][done[th]]
 			op := s.form.Threads[th].Ops[s.trace[e].Step]
-			follow := func(obj int32, upto int32) {
-				for ; seen[obj] < upto; seen[obj]++ {
-					visit(s.releases[obj][seen[obj]].rp)
-				}
-			}
 			switch op.Kind {
 			case OpWait:
 				if !op.Relaxed && op.Scope.CrossWorker() {
@@ -324,6 +332,10 @@ func (s *State) HappensBefore(a, b int) bool {
 			}
 		}
 	}
-	ta := s.trace[a].Thread
-	return reach[ta] >= idx[a]
+	return func(a int) bool {
+		if a < 0 || a >= b {
+			return false
+		}
+		return reach[s.trace[a].Thread] >= idx[a]
+	}
 }

@@ -1,0 +1,181 @@
+package schedule
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// CheckWitness confirms that trace exhibits a finding of the given code
+// (see docs/SEMANTICS.md) for the given tasks, by replaying it. It returns
+// nil when the witness holds and an error saying what fails otherwise.
+//
+// Deadlock and non-cooperative occupancy witnesses must end in a stuck
+// state. A race witness (tasks[0], tasks[1]) must begin both bodies with
+// neither happening before the other, and the tasks must conflict. An
+// uninitialized-read witness (tasks[0] the reader) must begin the reader at
+// a point where some byte it reads from a scratch or output buffer is not
+// written by a same-buffer write of a task whose body happens before. A
+// counter-overflow witness must overflow a counter. Static findings
+// (out-of-bounds, readonly-write, output-unwritten, cooperative occupancy)
+// take no trace.
+func CheckWitness(p *Program, code string, tasks []int, trace []Event) error {
+	family, _, _ := strings.Cut(code, ".")
+	for _, t := range tasks {
+		if t < 0 || t >= len(p.Tasks) {
+			return fmt.Errorf("witness names task %d of %d", t, len(p.Tasks))
+		}
+	}
+	switch code {
+	case "out-of-bounds", "readonly-write", "output-unwritten":
+		if len(trace) != 0 {
+			return fmt.Errorf("%s is static and takes no trace", code)
+		}
+		return nil
+	case "occupancy":
+		if len(trace) == 0 {
+			if p.Launch.Cooperative && p.Launch.Workers > p.Launch.Capacity() {
+				return nil
+			}
+			return errors.New("occupancy without a trace needs a cooperative launch beyond capacity")
+		}
+	}
+	st, err := Replay(p, trace)
+	if err != nil {
+		return err
+	}
+	switch family {
+	case "deadlock", "occupancy":
+		if !st.Stuck() {
+			return errors.New("the trace does not end in a deadlock")
+		}
+		return nil
+	case "counter-overflow":
+		for _, o := range st.Overflowed {
+			if o {
+				return nil
+			}
+		}
+		return errors.New("no counter overflowed")
+	case "race":
+		if len(tasks) < 2 {
+			return errors.New("a race witness names two tasks")
+		}
+		a, b := tasks[0], tasks[1]
+		if !Conflict(p, a, b) {
+			return fmt.Errorf("tasks %q and %q do not conflict", p.Tasks[a].Name, p.Tasks[b].Name)
+		}
+		ba, ea := st.BodyEvents(a)
+		bb, eb := st.BodyEvents(b)
+		if ba < 0 || bb < 0 {
+			return errors.New("the trace does not begin both bodies")
+		}
+		if st.HappensBefore(ea, bb) || st.HappensBefore(eb, ba) {
+			return errors.New("one body happens before the other")
+		}
+		return nil
+	case "uninitialized-read":
+		if len(tasks) < 1 {
+			return errors.New("an uninitialized-read witness names the reader")
+		}
+		r := tasks[0]
+		br, _ := st.BodyEvents(r)
+		if br < 0 {
+			return errors.New("the trace does not begin the reader")
+		}
+		if !uncoveredRead(p, st, r, br) {
+			return errors.New("every byte the reader reads is written before it")
+		}
+		return nil
+	}
+	return fmt.Errorf("no witness check for code %q", code)
+}
+
+// uncoveredRead reports whether task r, begun at event br, reads a byte of a
+// scratch or output buffer that no same-buffer write of a task whose body
+// happens before br covers.
+func uncoveredRead(p *Program, st *State, r, br int) bool {
+	past := st.Past(br)
+	for _, rd := range p.Tasks[r].Reads {
+		k := p.Buffers[rd.Buffer].Kind
+		if k != KindScratch && k != KindOutput {
+			continue
+		}
+		var cover [][2]int64
+		for w := range p.Tasks {
+			if w == r {
+				continue
+			}
+			if _, ew := st.BodyEvents(w); ew < 0 || !past(ew) {
+				continue
+			}
+			for _, wr := range p.Tasks[w].Writes {
+				if wr.Buffer != rd.Buffer {
+					continue
+				}
+				for lo, hi := range wr.Spans() {
+					cover = append(cover, [2]int64{lo, hi})
+				}
+			}
+		}
+		for lo, hi := range rd.Spans() {
+			if !covered(cover, lo, hi) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// covered reports whether the union of spans contains [lo, hi).
+func covered(spans [][2]int64, lo, hi int64) bool {
+	sort.Slice(spans, func(i, j int) bool { return spans[i][0] < spans[j][0] })
+	at := lo
+	for _, s := range spans {
+		if s[0] > at {
+			break
+		}
+		if s[1] > at {
+			at = s[1]
+		}
+		if at >= hi {
+			return true
+		}
+	}
+	return at >= hi
+}
+
+// ArenaSpan maps a byte range of a buffer to its arena's address space: the
+// arena index (or -1-buffer for a buffer without arena) and the shifted range.
+func ArenaSpan(p *Program, buf int32, lo, hi int64) (arena int32, alo, ahi int64) {
+	b := p.Buffers[buf]
+	if b.Arena == NoArena {
+		return -1 - buf, lo, hi
+	}
+	return b.Arena, lo + int64(b.Offset), hi + int64(b.Offset)
+}
+
+// Conflict reports whether tasks a and b access overlapping arena bytes
+// with at least one write.
+func Conflict(p *Program, a, b int) bool {
+	ta, tb := &p.Tasks[a], &p.Tasks[b]
+	return overlapAny(p, ta.Writes, tb.Writes) || overlapAny(p, ta.Writes, tb.Reads) || overlapAny(p, ta.Reads, tb.Writes)
+}
+
+func overlapAny(p *Program, xs, ys []Access) bool {
+	for _, x := range xs {
+		for _, y := range ys {
+			for xl, xh := range x.Spans() {
+				ax, xl, xh := ArenaSpan(p, x.Buffer, xl, xh)
+				for yl, yh := range y.Spans() {
+					ay, yl, yh := ArenaSpan(p, y.Buffer, yl, yh)
+					if ax == ay && xl < yh && yl < xh {
+						return true
+					}
+				}
+			}
+		}
+	}
+	return false
+}
