@@ -3,8 +3,10 @@ package schedule
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"math"
 	"sort"
 	"strconv"
 )
@@ -465,7 +467,7 @@ func (r reader) uint(n *node, path string, max uint64) uint64 {
 	if err != nil {
 		if len(n.str) > 0 && n.str[0] == '-' {
 			r.ds.add(CodeSize, path, "negative value %s", n.str)
-		} else if _, ferr := strconv.ParseInt(n.str, 10, 64); ferr != nil && isInteger(n.str) {
+		} else if _, ferr := strconv.ParseInt(n.str, 10, 64); ferr != nil && (isInteger(n.str) || hugeInteger(n.str)) {
 			r.ds.add(CodeSize, path, "value %s overflows", n.str)
 		} else {
 			r.ds.add(CodeType, path, "want an integer, have %s", n.str)
@@ -490,18 +492,29 @@ func (r reader) int(n *node, path string, max int64) int64 {
 	}
 	v, err := strconv.ParseInt(n.str, 10, 64)
 	if err != nil {
-		if isInteger(n.str) {
+		if isInteger(n.str) || hugeInteger(n.str) {
 			r.ds.add(CodeSize, path, "value %s overflows", n.str)
 		} else {
 			r.ds.add(CodeType, path, "want an integer, have %s", n.str)
 		}
 		return 0
 	}
-	if v > max || v < -max {
+	if max < 1<<63-1 && (v > max || v < -max) { // max = MaxInt64 admits every int64
 		r.ds.add(CodeSize, path, "value %d is beyond ±%d", v, max)
 		return 0
 	}
 	return v
+}
+
+// hugeInteger reports whether a number literal in exponent or fraction
+// form (1e30, 1.5e300) denotes an integer beyond the int64 range, so it is
+// reported as an overflowing size rather than a wrong type.
+func hugeInteger(s string) bool {
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil && !errors.Is(err, strconv.ErrRange) {
+		return false
+	}
+	return math.Abs(f) >= 1<<63 && f == math.Trunc(f)
 }
 
 func isInteger(s string) bool {
@@ -521,7 +534,7 @@ func isInteger(s string) bool {
 
 func fromTree(ds *diags, root *node) *Program {
 	r := reader{ds}
-	top, ok := r.object(root, "$", []string{"format", "name", "launch", "arenas", "buffers", "counters", "barriers", "semaphores", "tasks"}, "format", "launch")
+	top, ok := r.object(root, "$", []string{"format", "name", "launch", "arenas", "buffers", "counters", "barriers", "semaphores", "tasks"}, "launch")
 	if !ok {
 		return nil
 	}
@@ -531,6 +544,7 @@ func fromTree(ds *diags, root *node) *Program {
 			return nil
 		}
 	} else {
+		ds.add(CodeFormat, "$.format", "missing \"format\"; want %q", Format)
 		return nil
 	}
 	p := &Program{Name: r.str(top["name"], "$.name")}
@@ -538,13 +552,13 @@ func fromTree(ds *diags, root *node) *Program {
 		if l, ok := r.object(ln, "$.launch", []string{"target", "sms", "blocks_per_sm", "workers", "cooperative"}, "sms", "workers"); ok {
 			p.Launch = Launch{
 				Target:      r.str(l["target"], "$.launch.target"),
-				SMs:         int(r.uint(l["sms"], "$.launch.sms", MaxWorkers)),
+				SMs:         int(r.uint(l["sms"], "$.launch.sms", 1<<31-1)),
 				PerSM:       1,
-				Workers:     int(r.uint(l["workers"], "$.launch.workers", MaxWorkers)),
+				Workers:     int(r.uint(l["workers"], "$.launch.workers", 1<<31-1)),
 				Cooperative: r.boolean(l["cooperative"], "$.launch.cooperative"),
 			}
 			if n := l["blocks_per_sm"]; n != nil {
-				p.Launch.PerSM = int(r.uint(n, "$.launch.blocks_per_sm", 1024))
+				p.Launch.PerSM = int(r.uint(n, "$.launch.blocks_per_sm", 1<<31-1))
 			}
 		}
 	}
@@ -690,7 +704,7 @@ func fromTree(ds *diags, root *node) *Program {
 		name := r.str(o[k], kp)
 		allowed := map[string][]string{
 			"wait": {"ge", "order", "scope"}, "signal": {"add", "order", "scope"},
-			"sync": {}, "arrive": {}, "acquire": {"n"}, "release": {"n"}, "fence": {},
+			"sync": {}, "arrive": {}, "acquire": {"n", "scope"}, "release": {"n", "scope"}, "fence": {},
 		}[k]
 		for _, extra := range []string{"ge", "add", "n", "order", "scope"} {
 			if o[extra] == nil {

@@ -168,6 +168,11 @@ func (p *Program) validate(ds *diags) {
 			ds.add(CodeSize, fmt.Sprintf("$.barriers[%d].parties", i), "barrier %q has %d parties", b.Name, b.Parties)
 		}
 	}
+	for i, s := range p.Semaphores {
+		if s.Tokens > maxExtent {
+			ds.add(CodeSize, fmt.Sprintf("$.semaphores[%d].tokens", i), "semaphore %q holds %d tokens; want at most 2^62", s.Name, s.Tokens)
+		}
+	}
 	for i := range p.Tasks {
 		p.validateTask(ds, i)
 	}
@@ -240,6 +245,8 @@ func (p *Program) validateStep(ds *diags, path string, s Step) {
 	}
 	if s.Scope > ScopeSys {
 		ds.add(CodeValue, path+".scope", "unknown scope %d", s.Scope)
+	} else if s.Scope != ScopeGPU && (s.Kind == Sync || s.Kind == Arrive) {
+		ds.add(CodeValue, path+".scope", "a barrier step takes no scope")
 	}
 	if s.Relaxed && s.Kind != Wait && s.Kind != Signal {
 		ds.add(CodeValue, path+".order", "only waits and signals can be relaxed, not %s", s.Kind)
@@ -278,7 +285,7 @@ func (p *Program) validateAccess(ds *diags, path string, a Access) {
 		ds.add(CodeEmptyAccess, path+".length", "access to %q of zero bytes", p.Buffers[a.Buffer].Name)
 		return
 	}
-	if a.Length > maxExtent || a.Offset > maxExtent || a.Offset < -maxExtent {
+	if a.Length > maxExtent || a.Offset > maxExtent || a.Offset < -maxExtent || a.Rows > maxExtent || a.Stride > maxExtent {
 		ds.add(CodeSize, path, "access to %q is larger than 2^62 bytes", p.Buffers[a.Buffer].Name)
 		return
 	}

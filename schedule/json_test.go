@@ -1,0 +1,257 @@
+package schedule_test
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	"pgregory.net/rapid"
+
+	"github.com/megaproof/megaproof/schedule"
+)
+
+// maxExtent mirrors the package's bound on byte quantities (2^62).
+const maxExtent = 1 << 62
+
+// nameChars are the characters generated names draw from: JSON-special,
+// HTML-escaped and non-ASCII ones included, so the encoder's escaping is
+// exercised.
+var nameChars = []rune("abcxyz_-.0123456789 \"\\/<>&\u00e9\u4e16\U0001F600\t")
+
+// genName returns a generator of names unique by construction: a prefix and
+// index, then an arbitrary suffix.
+func genName(t *rapid.T, prefix string, i int) string {
+	suffix := rapid.SliceOfN(rapid.SampledFrom(nameChars), 0, 6).Draw(t, "suffix")
+	return fmt.Sprintf("%s%d%s", prefix, i, string(suffix))
+}
+
+// genUint draws a uint64 in [lo, hi], biased toward both ends.
+func genUint(t *rapid.T, label string, lo, hi uint64) uint64 {
+	return rapid.OneOf(
+		rapid.Just(lo),
+		rapid.Just(hi),
+		rapid.Uint64Range(lo, min(hi, lo+64)),
+		rapid.Uint64Range(lo, hi),
+	).Draw(t, label)
+}
+
+// genProgram generates a valid program that uses every field of the model:
+// arenas with aliasing buffers, all buffer kinds, 1-D and 2-D accesses,
+// negative offsets, counters with init and width 64, barriers, semaphores,
+// all step kinds with relaxed orders and scopes, params, and pinned and
+// dynamic tasks.
+var genProgram = rapid.Custom(func(t *rapid.T) *schedule.Program {
+	p := &schedule.Program{}
+	if rapid.Bool().Draw(t, "named") {
+		p.Name = genName(t, "prog", 0)
+	}
+	p.Launch = schedule.Launch{
+		SMs:         rapid.IntRange(1, 200).Draw(t, "sms"),
+		PerSM:       rapid.IntRange(1, 4).Draw(t, "per_sm"),
+		Workers:     rapid.IntRange(1, 6).Draw(t, "workers"),
+		Cooperative: rapid.Bool().Draw(t, "cooperative"),
+	}
+	if rapid.Bool().Draw(t, "has_target") {
+		p.Launch.Target = rapid.SampledFrom([]string{"H200", "B200", "RTX 4090", "A100-80GB"}).Draw(t, "target")
+	}
+	for i := range rapid.IntRange(0, 2).Draw(t, "arenas") {
+		p.Arenas = append(p.Arenas, schedule.Arena{Name: genName(t, "arena", i), Size: genUint(t, "arena_size", 1, maxExtent)})
+	}
+	kinds := []schedule.BufferKind{schedule.KindInput, schedule.KindWeight, schedule.KindOutput, schedule.KindScratch, schedule.KindState}
+	for i := range rapid.IntRange(1, 4).Draw(t, "buffers") {
+		b := schedule.Buffer{Name: genName(t, "buf", i), Kind: rapid.SampledFrom(kinds).Draw(t, "kind"), Arena: schedule.NoArena}
+		if len(p.Arenas) > 0 && rapid.Bool().Draw(t, "in_arena") {
+			a := rapid.IntRange(0, len(p.Arenas)-1).Draw(t, "arena")
+			size := p.Arenas[a].Size
+			b.Arena = int32(a)
+			b.Offset = genUint(t, "offset", 0, size-1)
+			b.Size = genUint(t, "size", 1, size-b.Offset)
+		} else {
+			b.Size = genUint(t, "size", 1, maxExtent)
+		}
+		p.Buffers = append(p.Buffers, b)
+	}
+	for i := range rapid.IntRange(0, 3).Draw(t, "counters") {
+		c := schedule.Counter{Name: genName(t, "ctr", i), Width: rapid.SampledFrom([]uint8{32, 64}).Draw(t, "width")}
+		c.Init = genUint(t, "init", 0, c.Max())
+		p.Counters = append(p.Counters, c)
+	}
+	for i := range rapid.IntRange(0, 2).Draw(t, "barriers") {
+		p.Barriers = append(p.Barriers, schedule.Barrier{Name: genName(t, "bar", i), Parties: rapid.IntRange(1, 8).Draw(t, "parties")})
+	}
+	for i := range rapid.IntRange(0, 2).Draw(t, "semaphores") {
+		p.Semaphores = append(p.Semaphores, schedule.Semaphore{Name: genName(t, "sem", i), Tokens: genUint(t, "tokens", 0, maxExtent)})
+	}
+	scopes := []schedule.Scope{schedule.ScopeGPU, schedule.ScopeCTA, schedule.ScopeSys}
+	genStep := func(t *rapid.T) schedule.Step {
+		var avail []schedule.StepKind
+		if len(p.Counters) > 0 {
+			avail = append(avail, schedule.Wait, schedule.Signal)
+		}
+		if len(p.Barriers) > 0 {
+			avail = append(avail, schedule.Sync, schedule.Arrive)
+		}
+		if len(p.Semaphores) > 0 {
+			avail = append(avail, schedule.Acquire, schedule.Release)
+		}
+		avail = append(avail, schedule.Fence)
+		s := schedule.Step{Kind: rapid.SampledFrom(avail).Draw(t, "step_kind")}
+		switch s.Kind {
+		case schedule.Wait:
+			s.Object = int32(rapid.IntRange(0, len(p.Counters)-1).Draw(t, "counter"))
+			s.Value = genUint(t, "ge", 1, p.Counters[s.Object].Max())
+			s.Relaxed = rapid.Bool().Draw(t, "relaxed")
+			s.Scope = rapid.SampledFrom(scopes).Draw(t, "scope")
+		case schedule.Signal:
+			s.Object = int32(rapid.IntRange(0, len(p.Counters)-1).Draw(t, "counter"))
+			s.Value = genUint(t, "add", 1, maxExtent)
+			s.Relaxed = rapid.Bool().Draw(t, "relaxed")
+			s.Scope = rapid.SampledFrom(scopes).Draw(t, "scope")
+		case schedule.Sync, schedule.Arrive:
+			s.Object = int32(rapid.IntRange(0, len(p.Barriers)-1).Draw(t, "barrier"))
+		case schedule.Acquire, schedule.Release:
+			s.Object = int32(rapid.IntRange(0, len(p.Semaphores)-1).Draw(t, "semaphore"))
+			s.Value = genUint(t, "n", 1, maxExtent)
+			s.Scope = rapid.SampledFrom(scopes).Draw(t, "scope")
+		case schedule.Fence:
+			s.Scope = rapid.SampledFrom(scopes).Draw(t, "scope")
+		}
+		return s
+	}
+	genAccess := func(t *rapid.T) schedule.Access {
+		a := schedule.Access{Buffer: int32(rapid.IntRange(0, len(p.Buffers)-1).Draw(t, "buffer"))}
+		a.Offset = rapid.OneOf(rapid.Int64Range(-64, 4096), rapid.Int64Range(-maxExtent, maxExtent)).Draw(t, "offset")
+		a.Length = genUint(t, "length", 1, 1<<20)
+		switch rapid.IntRange(0, 2).Draw(t, "shape") {
+		case 0: // 1-D
+		case 1: // one row, any stride
+			a.Rows = 1
+			a.Stride = genUint(t, "stride", 0, maxExtent)
+		case 2: // 2-D tile
+			a.Rows = genUint(t, "rows", 2, 64)
+			a.Stride = genUint(t, "stride", 1, 1<<20)
+		}
+		return a
+	}
+	for i := range rapid.IntRange(0, 6).Draw(t, "tasks") {
+		tk := schedule.Task{Name: genName(t, "task", i), Worker: schedule.Dynamic}
+		if rapid.Bool().Draw(t, "has_op") {
+			tk.Op = rapid.SampledFrom([]string{"gemv", "rmsnorm", "attention", "kv_append", "silu_mul"}).Draw(t, "op")
+		}
+		if rapid.Bool().Draw(t, "has_params") {
+			tk.Params = rapid.MapOfN(rapid.StringMatching(`[a-z_]{1,8}`), rapid.Int64(), 1, 4).Draw(t, "params")
+		}
+		if rapid.Bool().Draw(t, "pinned") {
+			tk.Worker = int32(rapid.IntRange(0, p.Launch.Workers-1).Draw(t, "worker"))
+		}
+		tk.Before = rapid.SliceOfN(rapid.Custom(genStep), 0, 4).Draw(t, "before")
+		tk.Reads = rapid.SliceOfN(rapid.Custom(genAccess), 0, 3).Draw(t, "reads")
+		tk.Writes = rapid.SliceOfN(rapid.Custom(genAccess), 0, 3).Draw(t, "writes")
+		tk.After = rapid.SliceOfN(rapid.Custom(genStep), 0, 4).Draw(t, "after")
+		p.Tasks = append(p.Tasks, tk)
+	}
+	return p
+})
+
+// programDiff compares programs, treating nil and empty slices and maps alike.
+func programDiff(want, got *schedule.Program) string {
+	return cmp.Diff(want, got, cmpopts.EquateEmpty())
+}
+
+func TestRoundTripProperty(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		p := genProgram.Draw(t, "program")
+		if err := p.Validate(); err != nil {
+			t.Fatalf("generator produced an invalid program: %v", err)
+		}
+		enc1, err := schedule.Marshal(p)
+		if err != nil {
+			t.Fatalf("Marshal: %v", err)
+		}
+		q, err := schedule.Unmarshal(enc1)
+		if err != nil {
+			t.Fatalf("Unmarshal of canonical form: %v\n%s", err, enc1)
+		}
+		if d := programDiff(p, q); d != "" {
+			t.Fatalf("decode(encode(p)) differs from p (-want +got):\n%s\n%s", d, enc1)
+		}
+		enc2, err := schedule.Marshal(q)
+		if err != nil {
+			t.Fatalf("Marshal after decode: %v", err)
+		}
+		if !bytes.Equal(enc1, enc2) {
+			t.Fatalf("encode is not stable:\n%s\n---\n%s", enc1, enc2)
+		}
+	})
+}
+
+// TestEncodeDecodeReader covers the io.Reader/io.Writer entry points.
+func TestEncodeDecodeReader(t *testing.T) {
+	p := handoff(t, true)
+	var buf bytes.Buffer
+	if err := schedule.Encode(&buf, p); err != nil {
+		t.Fatal(err)
+	}
+	q, err := schedule.Decode(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := programDiff(p, q); d != "" {
+		t.Fatalf("round trip (-want +got):\n%s", d)
+	}
+}
+
+// TestMarshalInvalid checks that Marshal refuses a malformed program with
+// the validation error rather than writing it.
+func TestMarshalInvalid(t *testing.T) {
+	p := handoff(t, true)
+	p.Tasks[0].Worker = 7
+	_, err := schedule.Marshal(p)
+	var se *schedule.Error
+	if !errors.As(err, &se) || se.Diagnostics[0].Code != schedule.CodeWorker {
+		t.Fatalf("Marshal of a task on worker 7 of 2: err = %v; want %s", err, schedule.CodeWorker)
+	}
+}
+
+// FuzzDecode checks that Unmarshal never panics, and that whatever decodes
+// re-encodes to a canonical form that decodes to the same program and
+// encodes to the same bytes.
+func FuzzDecode(f *testing.F) {
+	f.Add([]byte(`{"format":"megaproof/v1","launch":{"sms":1,"workers":1}}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		p, err := schedule.Unmarshal(data)
+		if err != nil {
+			var se *schedule.Error
+			if !errors.As(err, &se) || len(se.Diagnostics) == 0 {
+				t.Fatalf("Unmarshal error is not a *schedule.Error with diagnostics: %v", err)
+			}
+			for _, d := range se.Diagnostics {
+				if d.Code == "" || d.Path == "" || d.Path[0] != '$' {
+					t.Fatalf("diagnostic without code or path: %+v", d)
+				}
+			}
+			return
+		}
+		enc1, err := schedule.Marshal(p)
+		if err != nil {
+			t.Fatalf("decoded program does not encode: %v", err)
+		}
+		q, err := schedule.Unmarshal(enc1)
+		if err != nil {
+			t.Fatalf("canonical form does not decode: %v\n%s", err, enc1)
+		}
+		if d := programDiff(p, q); d != "" {
+			t.Fatalf("decode(encode(p)) differs (-want +got):\n%s", d)
+		}
+		enc2, err := schedule.Marshal(q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(enc1, enc2) {
+			t.Fatalf("encode not stable:\n%s\n---\n%s", enc1, enc2)
+		}
+	})
+}
