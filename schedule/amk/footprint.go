@@ -1,0 +1,160 @@
+package amk
+
+import "github.com/megaproof/megaproof/schedule"
+
+// dtypeBits is the width in bits of each AMK DType, by its serialized name.
+var dtypeBits = map[string]int64{
+	"F32": 32, "F16": 16, "BF16": 16, "F8E4M3": 8, "F8E5M2": 8,
+	"I32": 32, "I8": 8, "I4": 4, "U8": 8, "BOOL": 8,
+}
+
+// kinds maps AMK BufferKind names to megaproof buffer kinds.
+var kinds = map[string]schedule.BufferKind{
+	"WEIGHT":     schedule.KindWeight,
+	"CONST":      schedule.KindWeight,
+	"IO_INPUT":   schedule.KindInput,
+	"IO_OUTPUT":  schedule.KindOutput,
+	"ACTIVATION": schedule.KindScratch,
+	"KV_CACHE":   schedule.KindState,
+}
+
+// memSpaces are AMK's MemSpace names. They do not affect the mapping (AMK's
+// loader puts every buffer in global memory); they are only checked.
+var memSpaces = map[string]bool{"HBM": true, "GLOBAL_SCRATCH": true, "SMEM": true, "REGISTER": true}
+
+// ops are AMK's InstructionKind names (IR 0.2, NOP..FUSED).
+var ops = map[string]bool{
+	"NOP": true, "COPY": true, "EMBED": true, "RMSNORM": true, "LAYERNORM": true,
+	"GEMV_TILE": true, "GEMM_TILE": true, "ATTENTION_TILE": true, "ROPE": true,
+	"SILU_MUL": true, "GELU": true, "ADD": true, "MUL": true, "DEQUANT": true,
+	"SOFTMAX": true, "ALLREDUCE_SHARD": true, "KV_APPEND": true, "SAMPLE_ARGMAX": true,
+	"ATTENTION_COMBINE": true, "FUSED": true,
+}
+
+// maxBufferBytes bounds one AMK buffer. It keeps every bit count of a
+// footprint inside int64 (2^56 bytes is 64 PiB, far beyond any GPU).
+const maxBufferBytes = 1 << 56
+
+// sat is the magnitude at which footprint offsets and lengths saturate. A
+// saturated quantity is still far outside any buffer (buffers are at most
+// 2^56 bytes), so the access stays out of bounds, which is what it was.
+const sat = 1 << 60
+
+// satMul multiplies, saturating at ±sat.
+func satMul(a, b int64) int64 {
+	if a == 0 || b == 0 {
+		return 0
+	}
+	neg := (a < 0) != (b < 0)
+	ua, ub := abs(a), abs(b)
+	if ua > sat || ub > sat || ua > sat/ub {
+		if neg {
+			return -sat
+		}
+		return sat
+	}
+	v := ua * ub
+	if neg {
+		return -v
+	}
+	return v
+}
+
+// satAdd adds two values of magnitude at most sat, saturating at ±sat.
+func satAdd(a, b int64) int64 {
+	v := a + b
+	switch {
+	case v > sat:
+		return sat
+	case v < -sat:
+		return -sat
+	}
+	return v
+}
+
+func abs(a int64) int64 {
+	if a < 0 {
+		return -a
+	}
+	return a
+}
+
+// floorDiv8 and ceilDiv8 divide by 8 rounding toward -inf and +inf.
+func floorDiv8(v int64) int64 { return v >> 3 }
+func ceilDiv8(v int64) int64  { return (v + 7) >> 3 }
+
+// layout is what the mapper needs of a buffer: its index, element width and
+// shape.
+type layout struct {
+	index int32
+	bits  int64
+	shape []int64
+	numel int64
+}
+
+// tile returns the byte footprint of rows runs of n elements, the first
+// starting at element off (which may be negative or beyond the buffer) and
+// each next one stride elements further. Packed sub-byte types are
+// byte-precise: a run covers every byte holding one of its elements. When
+// the row stride of a packed type is not a whole number of bytes, the
+// footprint is the single byte span from the first run's first byte to the
+// last run's last byte (an over-approximation, documented in doc.go).
+func tile(b layout, off, n, rows, stride int64) schedule.Access {
+	a := schedule.Access{Buffer: b.index}
+	if b.bits%8 == 0 {
+		eb := b.bits / 8
+		a.Offset = satMul(off, eb)
+		a.Length = uint64(satMul(n, eb))
+		if rows > 1 {
+			a.Rows, a.Stride = uint64(rows), uint64(satMul(stride, eb))
+		}
+		return a
+	}
+	startBit := satMul(off, b.bits)
+	lead := startBit & 7 // bit position of the first element in its byte
+	if off >= sat/b.bits || off <= -sat/b.bits {
+		lead = 0 // saturated: the access is out of bounds anyway
+	}
+	a.Offset = floorDiv8(startBit)
+	if rows > 1 && satMul(stride, b.bits)%8 == 0 {
+		a.Length = uint64(ceilDiv8(satAdd(lead, satMul(n, b.bits))))
+		a.Rows, a.Stride = uint64(rows), uint64(satMul(stride, b.bits)/8)
+		return a
+	}
+	span := n
+	if rows > 1 {
+		span = satAdd(satMul(rows-1, stride), n)
+	}
+	a.Length = uint64(ceilDiv8(satAdd(lead, satMul(span, b.bits))))
+	return a
+}
+
+// whole is the footprint of the entire buffer.
+func whole(b layout) schedule.Access { return tile(b, 0, b.numel, 1, 0) }
+
+// columns is the footprint of a GEMV/GEMM tile: columns [nOff, nOff+nTile)
+// of the last axis, in every row (every index of the leading axes).
+func columns(b layout, nOff, nTile int64) schedule.Access {
+	last := int64(1)
+	if len(b.shape) > 0 {
+		last = b.shape[len(b.shape)-1]
+	}
+	rows := b.numel / last
+	return tile(b, nOff, nTile, rows, last)
+}
+
+// seqRows is the footprint of sequence rows [start, start+count) of a KV
+// cache: axis 0 of a cache of rank 3 or less ([max_seq, n_kv, head_dim]),
+// axis 1 of a rank-4 batched one ([B, max_seq, n_kv, head_dim]), one run per
+// batch entry.
+func seqRows(b layout, start, count int64) schedule.Access {
+	if len(b.shape) == 4 {
+		row := b.shape[2] * b.shape[3]
+		return tile(b, satMul(start, row), satMul(count, row), b.shape[0], b.shape[1]*row)
+	}
+	row := int64(1)
+	for _, d := range b.shape[min(1, len(b.shape)):] {
+		row *= d
+	}
+	return tile(b, satMul(start, row), satMul(count, row), 1, 0)
+}
