@@ -3,15 +3,141 @@ package verify
 import (
 	"context"
 	"errors"
+	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/megaproof/megaproof/schedule"
 )
+
+// verifier holds one analysis in progress.
+type verifier struct {
+	f         *form
+	cfg       Config
+	findings  []Finding
+	stats     Stats
+	undecided []string
+
+	when      []int32 // per task: position of its body in the greedy run, or -1
+	pairs     map[uint64]*pairInfo
+	unsynced  []unsyncedPair
+	truncated []string
+}
+
+func (v *verifier) add(f Finding) { v.findings = append(v.findings, f) }
+
+func (v *verifier) inconclusive(why string) { v.undecided = append(v.undecided, why) }
+
+func (v *verifier) threadName(t int32) string {
+	f := v.f
+	if int(t) < f.workers {
+		return fmt.Sprintf("worker %d", t)
+	}
+	return fmt.Sprintf("dynamic task %q", f.p.Tasks[f.task[f.start[t]]].Name)
+}
+
+// describe renders op x, e.g. `wait c >= 4 (task "t")`.
+func (v *verifier) describe(x int32) string {
+	f := v.f
+	p := f.p
+	task := fmt.Sprintf(" (task %q)", p.Tasks[f.task[x]].Name)
+	mods := ""
+	if f.relaxed[x] {
+		mods += " relaxed"
+	}
+	if !f.cross[x] {
+		mods += " cta-scoped"
+	}
+	o := f.obj[x]
+	switch f.kind[x] {
+	case kWait:
+		if f.barrier[x] {
+			return fmt.Sprintf("barrier %s (needs %d arrivals)%s", p.Barriers[o-int32(f.nc)].Name, f.val[x], task)
+		}
+		return fmt.Sprintf("wait %s >= %d%s%s", p.Counters[o].Name, f.val[x], mods, task)
+	case kAdd:
+		if f.barrier[x] {
+			return fmt.Sprintf("arrive at %s%s", p.Barriers[o-int32(f.nc)].Name, task)
+		}
+		return fmt.Sprintf("signal %s += %d%s%s", p.Counters[o].Name, f.val[x], mods, task)
+	case kBody:
+		return "body" + task
+	case kFence:
+		return "fence" + mods + task
+	case kAcquire:
+		return fmt.Sprintf("acquire %s %d%s", p.Semaphores[o].Name, f.val[x], task)
+	case kRelease:
+		return fmt.Sprintf("release %s %d%s", p.Semaphores[o].Name, f.val[x], task)
+	}
+	return "?"
+}
 
 func run(ctx context.Context, p *schedule.Program, cfg Config) (*Result, error) {
 	if err := p.Validate(); err != nil {
 		return invalidResult(err), nil
 	}
-	return nil, errors.New("verify: analyses not yet available")
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	v := &verifier{f: lowerForm(p), cfg: cfg}
+	v.stats = Stats{Tasks: len(p.Tasks), Threads: v.f.threads(), Steps: len(v.f.kind), Engine: "greedy"}
+	v.checkStatic()
+	if v.f.semaphore {
+		if err := v.explore(ctx); err != nil {
+			return nil, err
+		}
+	} else {
+		e := v.checkProgress()
+		if err := v.checkRaces(ctx, e); err != nil {
+			return nil, err
+		}
+		if err := v.checkUninitialized(ctx, e); err != nil {
+			return nil, err
+		}
+	}
+	r := v.result()
+	if cfg.Sanity {
+		if err := sanity(p, r); err != nil {
+			return nil, err
+		}
+	}
+	return r, nil
+}
+
+func (v *verifier) result() *Result {
+	r := &Result{Findings: v.findings, Stats: v.stats}
+	slices.SortStableFunc(r.Findings, func(a, b Finding) int {
+		if c := strings.Compare(a.Code, b.Code); c != 0 {
+			return c
+		}
+		return slices.Compare(a.Tasks, b.Tasks)
+	})
+	switch {
+	case len(r.Findings) > 0:
+		r.Verdict = Unsafe
+		for _, t := range v.truncated {
+			r.Findings[len(r.Findings)-1].Related = append(r.Findings[len(r.Findings)-1].Related, "truncated: "+t)
+		}
+	case len(v.undecided) > 0:
+		r.Verdict = Inconclusive
+		r.Findings = []Finding{{Code: CodeInconclusive, Message: v.undecided[0], Related: capLines(v.undecided[1:], "")}}
+	default:
+		r.Verdict = Safe
+	}
+	return r
+}
+
+// sanity replays every witness and checks internal invariants.
+func sanity(p *schedule.Program, r *Result) error {
+	for _, f := range r.Findings {
+		if f.Code == CodeInconclusive {
+			continue
+		}
+		if err := schedule.CheckWitness(p, f.Code, f.Tasks, f.Witness); err != nil {
+			return fmt.Errorf("verify: sanity: witness of %s (tasks %v) does not replay: %w", f.Code, f.Tasks, err)
+		}
+	}
+	return nil
 }
 
 // invalidResult turns a structural error into an Invalid result.
@@ -26,4 +152,11 @@ func invalidResult(err error) *Result {
 		r.Findings = append(r.Findings, Finding{Code: schedule.CodeSyntax, Path: "$", Message: err.Error()})
 	}
 	return r
+}
+
+// explore decides programs with semaphores with the explicit-state
+// explorer.
+func (v *verifier) explore(ctx context.Context) error {
+	v.inconclusive("programs with semaphores need the explorer")
+	return nil
 }

@@ -1,0 +1,354 @@
+package verify
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/megaproof/megaproof/schedule"
+)
+
+// checkProgress runs the program greedily under its residency rules. A run
+// that stops with unfinished threads is a deadlock; when the same program
+// completes with every worker resident it is an occupancy problem instead.
+// It returns the engine after the real run, for the analyses that follow.
+func (v *verifier) checkProgress() *engine {
+	f := v.f
+	e := newEngine(f, false)
+	e.record = true
+	e.reset()
+	e.run()
+	v.stats.Steps = len(f.kind)
+	trace := append([]int32(nil), e.trace...)
+	for c, o := range e.overflow {
+		if o {
+			v.add(Finding{
+				Code:    CodeCounterOverflow,
+				Message: fmt.Sprintf("counter %s reaches %d, beyond its %d-bit width", f.p.Counters[c].Name, e.val[c], f.p.Counters[c].Width),
+				Fix:     fmt.Sprintf("declare counter %s with width 64, or signal less", f.p.Counters[c].Name),
+				Witness: f.events(trace),
+			})
+		}
+	}
+	stuck := e.stuck()
+	if len(stuck) == 0 {
+		return e
+	}
+	witness := f.events(trace)
+	if !e.resident {
+		all := newEngine(f, false)
+		all.resident = true
+		all.reset()
+		all.run()
+		if len(all.stuck()) == 0 {
+			v.occupancy(e, witness)
+			return e
+		}
+		v.deadlocks(all, witness)
+		return e
+	}
+	v.deadlocks(e, witness)
+	return e
+}
+
+// occupancy reports a deadlock caused by residency, with the smallest
+// number of co-resident workers that lets the program finish.
+func (v *verifier) occupancy(stuckRun *engine, witness []schedule.Event) {
+	f := v.f
+	lo, hi := v.f.p.Launch.Capacity()+1, f.workers // hi always completes
+	for lo < hi {
+		mid := (lo + hi) / 2
+		e := newEngine(f, false)
+		e.capacity = mid
+		e.reset()
+		e.run()
+		if len(e.stuck()) == 0 {
+			hi = mid
+		} else {
+			lo = mid + 1
+		}
+	}
+	var waiting []string
+	for _, t := range stuckRun.stuck() {
+		if int(t) >= f.workers || int(t) < stuckRun.started {
+			waiting = append(waiting, fmt.Sprintf("%s at %s", v.threadName(t), v.describe(stuckRun.pos[t])))
+		}
+	}
+	l := f.p.Launch
+	v.add(Finding{
+		Code: CodeOccupancy,
+		Message: fmt.Sprintf("non-cooperative launch of %d workers on %s keeps %d co-resident (%d SMs × %d); resident workers wait on workers that cannot start; the program needs at least %d co-resident workers",
+			l.Workers, targetName(l.Target), l.Capacity(), l.SMs, l.PerSM, lo),
+		Tasks:   nil,
+		Related: capLines(waiting, "stuck: "),
+		Fix:     fmt.Sprintf("launch at most %d workers, or make the launch cooperative with capacity for all of them", l.Capacity()),
+		Witness: witness,
+	})
+}
+
+func targetName(t string) string {
+	if t == "" {
+		return "the target"
+	}
+	return t
+}
+
+// deadlocks explains the stuck state of e: unsatisfiable waits, broken
+// barriers, and wait-for cycles.
+func (v *verifier) deadlocks(e *engine, witness []schedule.Event) {
+	f := v.f
+	stuck := e.stuck()
+	found := false
+	// Roots: waits no execution can satisfy.
+	for _, t := range stuck {
+		x := e.pos[t]
+		if f.kind[x] != kWait || f.val[x] <= f.total[f.obj[x]] {
+			continue
+		}
+		found = true
+		o := f.obj[x]
+		if f.barrier[x] {
+			b := o - int32(f.nc)
+			v.add(Finding{
+				Code:    CodeDeadlockBarrier,
+				Message: fmt.Sprintf("%s: %s, but only %d arrivals exist in the whole program; %s", v.threadName(t), v.describe(x), f.total[o], v.barrierShape(b)),
+				Tasks:   []int{int(f.task[x])},
+				Fix:     fmt.Sprintf("make every participant of barrier %s sync the same number of times, and parties equal the participants", f.p.Barriers[b].Name),
+				Witness: witness,
+			})
+			continue
+		}
+		v.add(Finding{
+			Code: CodeDeadlockUnsatisfiable,
+			Message: fmt.Sprintf("%s: %s can never pass: counter %s starts at %d and all its signals add up to %d",
+				v.threadName(t), v.describe(x), f.p.Counters[o].Name, f.init[o], f.total[o]),
+			Tasks:   []int{int(f.task[x])},
+			Related: v.producers(e, o),
+			Fix:     fmt.Sprintf("lower the threshold to %d, or add the missing signals to %s", f.total[o], f.p.Counters[o].Name),
+			Witness: witness,
+		})
+	}
+	// Wait-for graph: thread -> object it waits on -> threads with an
+	// unexecuted add on that object. Nodes are threads [0, T) and objects
+	// [T, T+objects).
+	T := int32(f.threads())
+	isStuck := make([]bool, T)
+	for _, t := range stuck {
+		isStuck[t] = true
+	}
+	adj := make([][]int32, int(T)+len(f.init))
+	for _, t := range stuck {
+		x := e.pos[t]
+		if f.kind[x] == kWait {
+			adj[t] = append(adj[t], T+f.obj[x])
+		}
+		for y := x; y < f.start[t+1]; y++ {
+			if f.kind[y] == kAdd {
+				o := T + f.obj[y]
+				if l := adj[o]; len(l) == 0 || l[len(l)-1] != t {
+					adj[o] = append(adj[o], t)
+				}
+			}
+		}
+	}
+	for _, comp := range sccs(adj) {
+		cyc := cycleIn(adj, comp, T)
+		if cyc == nil {
+			continue
+		}
+		found = true
+		var parts []string
+		var tasks []int
+		for _, t := range cyc {
+			x := e.pos[t]
+			parts = append(parts, fmt.Sprintf("%s at %s", v.threadName(t), v.describe(x)))
+			tasks = append(tasks, int(f.task[x]))
+		}
+		code := CodeDeadlockCycle
+		for _, t := range cyc {
+			if f.barrier[e.pos[t]] && f.kind[e.pos[t]] == kWait {
+				code = CodeDeadlockBarrier
+			}
+		}
+		msg := "wait-for cycle: " + strings.Join(parts, " → waits for ") + " → waits for " + parts[0]
+		if len(cyc) == 1 {
+			msg = fmt.Sprintf("%s waits for a signal that comes later in its own queue", parts[0])
+		}
+		v.add(Finding{Code: code, Message: msg, Tasks: tasks, Witness: witness,
+			Fix: "reorder the queues so every producer runs before its waiters, or wait on the right counter"})
+	}
+	if !found {
+		var lines []string
+		for _, t := range stuck {
+			lines = append(lines, fmt.Sprintf("%s at %s", v.threadName(t), v.describe(e.pos[t])))
+		}
+		v.add(Finding{Code: CodeDeadlockCycle, Message: "threads are stuck waiting on each other", Related: capLines(lines, ""), Witness: witness})
+	}
+}
+
+// producers lists the unexecuted signals on object o in a stuck state.
+func (v *verifier) producers(e *engine, o int32) []string {
+	f := v.f
+	var lines []string
+	for t := 0; t < f.threads(); t++ {
+		for y := e.pos[t]; y < f.start[t+1]; y++ {
+			if f.kind[y] == kAdd && f.obj[y] == o {
+				lines = append(lines, fmt.Sprintf("never runs: %s, behind %s at %s", v.describe(y), v.threadName(int32(t)), v.describe(e.pos[t])))
+				break
+			}
+		}
+	}
+	return capLines(lines, "")
+}
+
+// barrierShape summarizes who takes part in barrier b and how often.
+func (v *verifier) barrierShape(b int32) string {
+	f := v.f
+	o := int32(f.nc) + b
+	counts := map[int32]int{}
+	for x := range f.kind {
+		if f.kind[x] == kAdd && f.obj[x] == o {
+			counts[f.opThread[x]]++
+		}
+	}
+	var per []string
+	ths := make([]int32, 0, len(counts))
+	for t := range counts {
+		ths = append(ths, t)
+	}
+	slices.Sort(ths)
+	for _, t := range ths {
+		per = append(per, fmt.Sprintf("%s ×%d", v.threadName(t), counts[t]))
+	}
+	if len(per) > 8 {
+		per = append(per[:8], fmt.Sprintf("… %d more", len(ths)-8))
+	}
+	return fmt.Sprintf("barrier %s has %d parties and %d participants (%s)", f.p.Barriers[b].Name, f.p.Barriers[b].Parties, len(ths), strings.Join(per, ", "))
+}
+
+// sccs returns the strongly connected components of a graph (iterative
+// Tarjan), each as a list of nodes.
+func sccs(adj [][]int32) [][]int32 {
+	n := len(adj)
+	index := make([]int32, n)
+	low := make([]int32, n)
+	on := make([]bool, n)
+	for i := range index {
+		index[i] = -1
+	}
+	var out [][]int32
+	var st []int32
+	type frame struct{ v, i int32 }
+	var call []frame
+	next := int32(0)
+	for s := 0; s < n; s++ {
+		if index[s] >= 0 || len(adj[s]) == 0 {
+			continue
+		}
+		call = append(call[:0], frame{int32(s), 0})
+		index[s], low[s] = next, next
+		next++
+		st = append(st, int32(s))
+		on[s] = true
+		for len(call) > 0 {
+			fr := &call[len(call)-1]
+			if int(fr.i) < len(adj[fr.v]) {
+				w := adj[fr.v][fr.i]
+				fr.i++
+				if index[w] < 0 {
+					index[w], low[w] = next, next
+					next++
+					st = append(st, w)
+					on[w] = true
+					call = append(call, frame{w, 0})
+				} else if on[w] && index[w] < low[fr.v] {
+					low[fr.v] = index[w]
+				}
+				continue
+			}
+			u := fr.v
+			call = call[:len(call)-1]
+			if len(call) > 0 {
+				p := call[len(call)-1].v
+				if low[u] < low[p] {
+					low[p] = low[u]
+				}
+			}
+			if low[u] == index[u] {
+				var comp []int32
+				for {
+					w := st[len(st)-1]
+					st = st[:len(st)-1]
+					on[w] = false
+					comp = append(comp, w)
+					if w == u {
+						break
+					}
+				}
+				if len(comp) > 1 {
+					out = append(out, comp)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// cycleIn finds a cycle through the smallest thread of a component and
+// returns its threads in order, starting at that thread.
+func cycleIn(adj [][]int32, comp []int32, T int32) []int32 {
+	in := map[int32]bool{}
+	start := int32(-1)
+	for _, c := range comp {
+		in[c] = true
+		if c < T && (start < 0 || c < start) {
+			start = c
+		}
+	}
+	if start < 0 {
+		return nil
+	}
+	// BFS from start back to start within the component.
+	prev := map[int32]int32{}
+	queue := []int32{start}
+	for len(queue) > 0 {
+		u := queue[0]
+		queue = queue[1:]
+		for _, w := range adj[u] {
+			if !in[w] {
+				continue
+			}
+			if w == start {
+				var path []int32
+				for x := u; ; x = prev[x] {
+					if x < T {
+						path = append(path, x)
+					}
+					if x == start {
+						break
+					}
+				}
+				slices.Reverse(path)
+				return path
+			}
+			if _, ok := prev[w]; !ok {
+				prev[w] = u
+				queue = append(queue, w)
+			}
+		}
+	}
+	return nil
+}
+
+func capLines(lines []string, prefix string) []string {
+	const max = 8
+	var out []string
+	for i, l := range lines {
+		if i == max {
+			out = append(out, fmt.Sprintf("… and %d more", len(lines)-max))
+			break
+		}
+		out = append(out, prefix+l)
+	}
+	return out
+}

@@ -1,0 +1,259 @@
+package verify
+
+// engine runs greedy executions of a form: every enabled operation runs
+// until none is. With counters and barriers only, operations never disable
+// one another, so one greedy run reaches the unique maximal state (the
+// system is confluent), whatever the order.
+//
+// Freezes restrict a thread to a prefix of its operations (a withhold-run):
+// an operation is reachable with thread u frozen before op i exactly when
+// the greedy run with that freeze executes it.
+//
+// In sync mode the engine runs the relaxation S' used to prove
+// happens-before: operations that do not synchronize are free (their waits
+// always pass, their adds count from the start or at their release fence)
+// and every worker is resident. A withheld operation that S' still needs
+// before b happens before b in every execution.
+type engine struct {
+	f        *form
+	syncMode bool
+	resident bool // every worker resident from the start
+
+	pos   []int32
+	limit []int32 // per thread: ops with index < limit may run
+	val   []uint64
+	heaps [][]waitEntry // per object: blocked waiters keyed by threshold
+	ready []int32
+	// residency
+	started, finished int
+	capacity          int
+
+	record bool
+	trace  []int32 // executed op indices, in order
+
+	overflow []bool // per counter: went past its width
+	credits  [][]credit
+	freeInit []uint64
+}
+
+type waitEntry struct {
+	need uint64
+	th   int32
+}
+
+type credit struct {
+	obj int32
+	v   uint64
+}
+
+func newEngine(f *form, syncMode bool) *engine {
+	n := f.threads()
+	e := &engine{
+		f:        f,
+		syncMode: syncMode,
+		pos:      make([]int32, n),
+		limit:    make([]int32, n),
+		val:      make([]uint64, len(f.init)),
+		heaps:    make([][]waitEntry, len(f.init)),
+		overflow: make([]bool, f.nc),
+	}
+	p := f.p
+	e.resident = syncMode || p.Launch.Cooperative || p.Launch.Capacity() >= p.Launch.Workers
+	e.capacity = p.Launch.Capacity()
+	if p.Launch.Cooperative {
+		e.capacity = f.workers
+	}
+	if syncMode {
+		e.freeInit = append([]uint64(nil), f.init...)
+		e.credits = make([][]credit, len(f.kind))
+		for x := range f.kind {
+			if f.kind[x] != kAdd || f.rp[x] == int32(x) {
+				continue
+			}
+			if r := f.rp[x]; r >= 0 {
+				e.credits[r] = append(e.credits[r], credit{f.obj[x], f.val[x]})
+			} else {
+				e.freeInit[f.obj[x]] = satAdd(e.freeInit[f.obj[x]], f.val[x])
+			}
+		}
+	}
+	return e
+}
+
+// reset returns to the initial state with every thread unfrozen.
+func (e *engine) reset() {
+	f := e.f
+	for t := range e.pos {
+		e.pos[t] = f.start[t]
+		e.limit[t] = f.start[t+1]
+	}
+	if e.syncMode {
+		copy(e.val, e.freeInit)
+	} else {
+		copy(e.val, f.init)
+	}
+	for o := range e.heaps {
+		e.heaps[o] = e.heaps[o][:0]
+	}
+	for c := range e.overflow {
+		e.overflow[c] = false
+	}
+	e.ready = e.ready[:0]
+	e.trace = e.trace[:0]
+	e.started, e.finished = 0, 0
+	if e.resident {
+		e.started = f.workers
+	}
+	for t := f.threads() - 1; t >= 0; t-- {
+		if t >= f.workers || e.resident {
+			e.ready = append(e.ready, int32(t))
+		}
+	}
+	if !e.resident {
+		e.startWorkers()
+	}
+}
+
+// startWorkers starts workers in index order while resident slots are free.
+func (e *engine) startWorkers() {
+	f := e.f
+	for e.started < f.workers && e.started-e.finished < e.capacity {
+		w := e.started
+		e.started++
+		if f.start[w] == f.start[w+1] {
+			e.finished++
+		} else {
+			e.ready = append(e.ready, int32(w))
+		}
+	}
+}
+
+// freeze restricts thread t to ops before index x (absolute).
+func (e *engine) freeze(t int, x int32) { e.limit[t] = x }
+
+// thaw lets a frozen thread run to op limit x (absolute) and queues it if
+// the freeze was what stopped it.
+func (e *engine) thaw(t int, x int32) {
+	old := e.limit[t]
+	e.limit[t] = x
+	if e.pos[t] == old {
+		e.ready = append(e.ready, int32(t))
+	}
+}
+
+// executed reports whether op x has run.
+func (e *engine) executed(x int32) bool { return e.pos[e.f.opThread[x]] > x }
+
+// run executes enabled operations until none is left.
+func (e *engine) run() {
+	for len(e.ready) > 0 {
+		t := e.ready[len(e.ready)-1]
+		e.ready = e.ready[:len(e.ready)-1]
+		e.advance(int(t))
+	}
+}
+
+func (e *engine) advance(t int) {
+	f := e.f
+	end := f.start[t+1]
+	x := e.pos[t]
+	if t < f.workers && !e.resident && t >= e.started {
+		return
+	}
+	for x < e.limit[t] && x < end {
+		switch f.kind[x] {
+		case kWait:
+			if e.syncMode && f.ap[x] != x {
+				break
+			}
+			o := f.obj[x]
+			if e.val[o] < f.val[x] {
+				e.pos[t] = x
+				e.push(o, waitEntry{f.val[x], int32(t)})
+				return
+			}
+		case kAdd:
+			if e.syncMode && f.rp[x] != x {
+				break
+			}
+			e.add(f.obj[x], f.val[x])
+		case kFence:
+			if e.syncMode {
+				for _, c := range e.credits[x] {
+					e.add(c.obj, c.v)
+				}
+			}
+		}
+		if e.record {
+			e.trace = append(e.trace, x)
+		}
+		x++
+	}
+	e.pos[t] = x
+	if x == end && t < f.workers && !e.resident {
+		e.finished++
+		e.startWorkers()
+	}
+}
+
+func (e *engine) add(o int32, v uint64) {
+	nv := satAdd(e.val[o], v)
+	e.val[o] = nv
+	if int(o) < e.f.nc && nv > e.f.p.Counters[o].Max() {
+		e.overflow[o] = true
+	}
+	h := e.heaps[o]
+	for len(h) > 0 && h[0].need <= nv {
+		e.ready = append(e.ready, h[0].th)
+		h = popHeap(h)
+	}
+	e.heaps[o] = h
+}
+
+func (e *engine) push(o int32, w waitEntry) {
+	h := append(e.heaps[o], w)
+	i := len(h) - 1
+	for i > 0 {
+		p := (i - 1) / 2
+		if h[p].need <= h[i].need {
+			break
+		}
+		h[p], h[i] = h[i], h[p]
+		i = p
+	}
+	e.heaps[o] = h
+}
+
+func popHeap(h []waitEntry) []waitEntry {
+	n := len(h) - 1
+	h[0] = h[n]
+	h = h[:n]
+	i := 0
+	for {
+		l := 2*i + 1
+		if l >= n {
+			break
+		}
+		m := l
+		if r := l + 1; r < n && h[r].need < h[l].need {
+			m = r
+		}
+		if h[i].need <= h[m].need {
+			break
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
+	}
+	return h
+}
+
+// stuck lists the threads that have not finished.
+func (e *engine) stuck() []int32 {
+	var out []int32
+	for t := range e.pos {
+		if e.pos[t] < e.f.start[t+1] {
+			out = append(out, int32(t))
+		}
+	}
+	return out
+}

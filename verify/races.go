@@ -1,0 +1,461 @@
+package verify
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/megaproof/megaproof/schedule"
+)
+
+// Conflict kinds between two tasks (lo < hi by task index).
+const (
+	confWAW    = 1 << iota // both write overlapping bytes
+	confLoW                // lo writes bytes hi reads
+	confHiW                // hi writes bytes lo reads
+	hbUnknown  = 0
+	hbOrdered  = 1 // the earlier body happens before the later in every execution
+	hbRace     = 2 // some execution orders neither
+	hbUnsynced = 3 // the earlier must execute first, but some execution has no HB
+)
+
+type span struct {
+	key    int64 // arena index, or -1-buffer for a buffer without arena
+	lo, hi int64
+	task   int32
+	write  bool
+}
+
+type pairInfo struct {
+	conf   uint8
+	result uint8
+	first  int32 // the task whose body ran first in the greedy run
+}
+
+// conflicts enumerates pairs of tasks on different threads whose accesses
+// overlap in arena bytes with at least one write, by a sweep over spans
+// sorted by offset in each arena.
+func (v *verifier) conflicts(ran func(task int32) bool) map[uint64]*pairInfo {
+	f := v.f
+	p := f.p
+	var spans []span
+	for i := range p.Tasks {
+		if !ran(int32(i)) {
+			continue
+		}
+		t := &p.Tasks[i]
+		for k, list := range [][]schedule.Access{t.Reads, t.Writes} {
+			for _, a := range list {
+				v.stats.Accesses++
+				for lo, hi := range a.Spans() {
+					arena, alo, ahi := schedule.ArenaSpan(p, a.Buffer, lo, hi)
+					spans = append(spans, span{int64(arena), alo, ahi, int32(i), k == 1})
+				}
+			}
+		}
+	}
+	slices.SortFunc(spans, func(a, b span) int {
+		if a.key != b.key {
+			return cmp64(a.key, b.key)
+		}
+		return cmp64(a.lo, b.lo)
+	})
+	pairs := map[uint64]*pairInfo{}
+	var active []int
+	for i, s := range spans {
+		keep := active[:0]
+		for _, j := range active {
+			if spans[j].key == s.key && spans[j].hi > s.lo {
+				keep = append(keep, j)
+			}
+		}
+		active = keep
+		for _, j := range active {
+			o := spans[j]
+			if !s.write && !o.write || f.taskTh[o.task] == f.taskTh[s.task] {
+				continue
+			}
+			lo, hi := o, s
+			if lo.task > hi.task {
+				lo, hi = hi, lo
+			}
+			key := uint64(lo.task)<<32 | uint64(hi.task)
+			pi := pairs[key]
+			if pi == nil {
+				pi = &pairInfo{}
+				pairs[key] = pi
+			}
+			switch {
+			case lo.write && hi.write:
+				pi.conf |= confWAW
+			case lo.write:
+				pi.conf |= confLoW
+			default:
+				pi.conf |= confHiW
+			}
+		}
+		active = append(active, i)
+	}
+	return pairs
+}
+
+func cmp64(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+type query struct {
+	at   int32 // body op of the earlier task
+	late int32 // the later task
+	key  uint64
+}
+
+// checkRaces orders every conflicting pair: first by execution order
+// (withhold-runs sweeping the earlier task's thread), then by
+// happens-before (the same sweep in the synchronizing relaxation, then the
+// taint game for what that cannot prove).
+func (v *verifier) checkRaces(ctx context.Context, run *engine) error {
+	f := v.f
+	when := make([]int32, len(f.p.Tasks))
+	for i := range when {
+		when[i] = -1
+	}
+	for i, x := range run.trace {
+		if f.kind[x] == kBody {
+			when[f.task[x]] = int32(i)
+		}
+	}
+	v.when = when
+	v.pairs = v.conflicts(func(t int32) bool { return when[t] >= 0 })
+	v.stats.Pairs = len(v.pairs)
+	byThread := map[int32][]query{}
+	keys := make([]uint64, 0, len(v.pairs))
+	for k := range v.pairs {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		pi := v.pairs[k]
+		a, b := int32(k>>32), int32(k&0xffffffff)
+		if when[b] < when[a] {
+			a, b = b, a
+		}
+		pi.first = a
+		u := f.taskTh[a]
+		byThread[u] = append(byThread[u], query{f.body[a], b, k})
+	}
+	threads := make([]int32, 0, len(byThread))
+	for t := range byThread {
+		threads = append(threads, t)
+	}
+	slices.Sort(threads)
+	exec := newEngine(f, false)
+	var hb *engine
+	if !f.syncing {
+		hb = newEngine(f, true)
+	}
+	unsure := map[int32][]query{} // source task -> pairs the relaxation cannot order
+	for _, u := range threads {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		qs := byThread[u]
+		slices.SortFunc(qs, func(a, b query) int { return int(a.at - b.at) })
+		sweep(exec, int(u), qs, func(q query, e *engine) {
+			if e.executed(f.body[q.late]) {
+				v.pairs[q.key].result = hbRace
+			}
+		})
+		if hb == nil {
+			for _, q := range qs {
+				if v.pairs[q.key].result == hbUnknown {
+					v.pairs[q.key].result = hbOrdered
+				}
+			}
+			continue
+		}
+		var must []query
+		for _, q := range qs {
+			if v.pairs[q.key].result == hbUnknown {
+				must = append(must, q)
+			}
+		}
+		sweep(hb, int(u), must, func(q query, e *engine) {
+			if e.executed(f.body[q.late]) {
+				src := f.task[q.at]
+				unsure[src] = append(unsure[src], q)
+			} else {
+				v.pairs[q.key].result = hbOrdered
+			}
+		})
+	}
+	// The taint game decides the pairs the relaxation could not order.
+	srcs := make([]int32, 0, len(unsure))
+	for s := range unsure {
+		srcs = append(srcs, s)
+	}
+	slices.Sort(srcs)
+	for _, s := range srcs {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		qs := unsure[s]
+		isTarget := make([]bool, len(f.p.Tasks))
+		left := 0
+		for _, q := range qs {
+			isTarget[q.late] = true
+			left++
+		}
+		witness := map[int32][]int32{}
+		g := newGame(f, []int32{s})
+		complete := g.play(isTarget, func(task int32, trace []int32) bool {
+			witness[task] = append([]int32(nil), trace...)
+			left--
+			return left > 0
+		})
+		for _, q := range qs {
+			pi := v.pairs[q.key]
+			if tr, ok := witness[q.late]; ok {
+				pi.result = hbUnsynced
+				v.unsynced = append(v.unsynced, unsyncedPair{q.key, tr})
+			} else if complete {
+				pi.result = hbOrdered
+			} else {
+				v.inconclusive(fmt.Sprintf("the happens-before game between tasks %q and %q branched more than %d times", f.p.Tasks[s].Name, f.p.Tasks[q.late].Name, maxGameLeaves))
+			}
+		}
+	}
+	v.reportRaces(keys, exec)
+	return nil
+}
+
+type unsyncedPair struct {
+	key   uint64
+	trace []int32
+}
+
+// sweep runs withhold-runs for thread u: before each query's op, with u
+// frozen there, ask about the other task.
+func sweep(e *engine, u int, qs []query, ask func(query, *engine)) {
+	if len(qs) == 0 {
+		return
+	}
+	f := e.f
+	e.reset()
+	e.freeze(u, f.start[u])
+	e.run()
+	for _, q := range qs {
+		if e.limit[u] != q.at {
+			e.thaw(u, q.at)
+			e.run()
+		}
+		ask(q, e)
+	}
+}
+
+const maxFindingsPerCode = 16
+
+func (v *verifier) reportRaces(keys []uint64, exec *engine) {
+	f := v.f
+	p := f.p
+	counts := map[string]int{}
+	unsynced := map[uint64][]int32{}
+	for _, u := range v.unsynced {
+		unsynced[u.key] = u.trace
+	}
+	for _, k := range keys {
+		pi := v.pairs[k]
+		if pi.result != hbRace && pi.result != hbUnsynced {
+			continue
+		}
+		lo, hi := int32(k>>32), int32(k&0xffffffff)
+		a, b := pi.first, lo
+		if a == lo {
+			b = hi
+		}
+		code := CodeRaceUnsynchronized
+		if pi.result == hbRace {
+			switch {
+			case pi.conf&confWAW != 0:
+				code = CodeRaceWAW
+			case pi.conf&confLoW != 0:
+				code = CodeRaceRAW
+			default:
+				code = CodeRaceWAR
+			}
+		}
+		counts[code]++
+		if counts[code] > maxFindingsPerCode {
+			continue
+		}
+		ta, tb := &p.Tasks[a], &p.Tasks[b]
+		fnd := Finding{Code: code, Tasks: []int{int(a), int(b)}}
+		if pi.result == hbRace {
+			fnd.Message = fmt.Sprintf("tasks %q (%s) and %q (%s) access overlapping bytes and neither must finish before the other starts", ta.Name, v.threadName(f.taskTh[a]), tb.Name, v.threadName(f.taskTh[b]))
+			fnd.Fix = fmt.Sprintf("make %q wait for a signal that %q sends after its body", tb.Name, ta.Name)
+			exec.reset()
+			exec.record = true
+			exec.freeze(int(f.taskTh[a]), f.body[a])
+			exec.freeze(int(f.taskTh[b]), f.body[b])
+			exec.run()
+			fnd.Witness = f.events(exec.trace, f.body[a], f.body[b])
+			exec.record = false
+		} else {
+			fnd.Message = fmt.Sprintf("task %q always runs after %q, but nothing orders its memory accesses after %q's: the synchronization between them is relaxed, cta-scoped, or only the order in which workers start", tb.Name, ta.Name, ta.Name)
+			fnd.Fix = "use a release signal and an acquire wait at gpu scope (or add gpu fences after the relaxed wait and before the relaxed signal)"
+			fnd.Witness = f.events(unsynced[k])
+		}
+		v.add(fnd)
+	}
+	for code, n := range counts {
+		if n > maxFindingsPerCode {
+			v.truncated = append(v.truncated, fmt.Sprintf("%s: %d task pairs, %d reported", code, n, maxFindingsPerCode))
+		}
+	}
+	slices.Sort(v.truncated)
+}
+
+// checkUninitialized finds reads of scratch and output bytes that some
+// execution reaches before any same-buffer write that happens before them.
+func (v *verifier) checkUninitialized(ctx context.Context, run *engine) error {
+	f := v.f
+	p := f.p
+	when := v.when
+	type wspan struct {
+		lo, hi int64
+		task   int32
+	}
+	writes := make([][]wspan, len(p.Buffers))
+	for i := range p.Tasks {
+		if when[i] < 0 {
+			continue
+		}
+		for _, a := range p.Tasks[i].Writes {
+			k := p.Buffers[a.Buffer].Kind
+			if k != schedule.KindScratch && k != schedule.KindOutput {
+				continue
+			}
+			for lo, hi := range a.Spans() {
+				writes[a.Buffer] = append(writes[a.Buffer], wspan{lo, hi, int32(i)})
+			}
+		}
+	}
+	for b := range writes {
+		slices.SortFunc(writes[b], func(x, y wspan) int { return cmp64(x.lo, y.lo) })
+	}
+	hbMust := func(w, r int32) bool {
+		if f.taskTh[w] == f.taskTh[r] {
+			return f.body[w] < f.body[r]
+		}
+		lo, hi := min(w, r), max(w, r)
+		pi := v.pairs[uint64(lo)<<32|uint64(hi)]
+		return pi != nil && pi.first == w && pi.result == hbOrdered
+	}
+	reported := 0
+	for r := range p.Tasks {
+		if when[r] < 0 {
+			continue
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		found := false
+		for _, a := range p.Tasks[r].Reads {
+			k := p.Buffers[a.Buffer].Kind
+			if found || (k != schedule.KindScratch && k != schedule.KindOutput) {
+				continue
+			}
+			for lo, hi := range a.Spans() {
+				if found {
+					break
+				}
+				// Elementary segments of [lo, hi) by the writers covering them.
+				ws := writes[a.Buffer]
+				var cover []wspan
+				for _, w := range ws {
+					if w.lo >= hi {
+						break
+					}
+					if w.hi > lo && w.task != int32(r) {
+						cover = append(cover, w)
+					}
+				}
+				cuts := []int64{lo, hi}
+				for _, w := range cover {
+					if w.lo > lo {
+						cuts = append(cuts, w.lo)
+					}
+					if w.hi < hi {
+						cuts = append(cuts, w.hi)
+					}
+				}
+				slices.Sort(cuts)
+				cuts = slices.Compact(cuts)
+				for ci := 0; ci+1 < len(cuts) && !found; ci++ {
+					s0, s1 := cuts[ci], cuts[ci+1]
+					var srcs []int32
+					ok := false
+					for _, w := range cover {
+						if w.lo <= s0 && w.hi >= s1 {
+							if hbMust(w.task, int32(r)) {
+								ok = true
+								break
+							}
+							srcs = append(srcs, w.task)
+						}
+					}
+					if ok {
+						continue
+					}
+					var trace []int32
+					if len(srcs) == 0 {
+						for _, x := range run.trace {
+							trace = append(trace, x)
+							if x == f.body[r] {
+								break
+							}
+						}
+					} else {
+						slices.Sort(srcs)
+						srcs = slices.Compact(srcs)
+						isTarget := make([]bool, len(p.Tasks))
+						isTarget[r] = true
+						g := newGame(f, srcs)
+						complete := g.play(isTarget, func(_ int32, tr []int32) bool {
+							trace = append([]int32(nil), tr...)
+							return false
+						})
+						if trace == nil {
+							if !complete {
+								v.inconclusive(fmt.Sprintf("the happens-before game for the read of task %q branched more than %d times", p.Tasks[r].Name, maxGameLeaves))
+							}
+							continue
+						}
+					}
+					found = true
+					reported++
+					if reported > maxFindingsPerCode {
+						continue
+					}
+					buf := p.Buffers[a.Buffer]
+					msg := fmt.Sprintf("task %q reads bytes [%d, %d) of %s %s", p.Tasks[r].Name, s0, s1, buf.Kind, buf.Name)
+					if len(srcs) == 0 {
+						msg += ", which no other task writes"
+					} else {
+						msg += fmt.Sprintf(" before any of their %d writers is ordered before it", len(srcs))
+					}
+					v.add(Finding{Code: CodeUninitializedRead, Message: msg, Tasks: []int{r}, Witness: f.events(trace)})
+				}
+			}
+		}
+	}
+	if reported > maxFindingsPerCode {
+		v.truncated = append(v.truncated, fmt.Sprintf("%s: %d readers, %d reported", CodeUninitializedRead, reported, maxFindingsPerCode))
+	}
+	return nil
+}
