@@ -1,0 +1,571 @@
+package llamagen
+
+import (
+	"fmt"
+
+	"github.com/megaproof/megaproof/schedule"
+)
+
+// Element sizes in bytes.
+const (
+	actBytes   = 2 // bf16 activations and weights
+	accBytes   = 4 // fp32 logits and split-KV partials
+	tokenBytes = 4 // int32 token ids
+)
+
+// Config selects what [Generate] builds. The zero value of every knob but
+// Model and Target has a default.
+type Config struct {
+	Model  Model
+	Target Target
+	// Strategy places and synchronizes tasks.
+	Strategy Strategy
+	// Tile is the number of output columns per GEMV tile (default 64).
+	Tile int
+	// Batch is the number of sequences decoded together (default 1); with
+	// more than one, activations are matrices and tiles are 2-D.
+	Batch int
+	// Pos is the decode position: the step appends KV row Pos and attends
+	// over rows [0, Pos] (default 511).
+	Pos int
+	// MaxSeq is the number of rows of each KV-cache plane (default the
+	// smallest power of two above Pos, at least 1024).
+	MaxSeq int
+	// Splits splits each head's attention window into that many chunks
+	// with a combine step (split-KV, flash-decoding); 0 or 1 attends over
+	// the whole window in one task.
+	Splits int
+	// Workers is the number of workers launched (default the target's
+	// capacity, SMs × PerSM).
+	Workers int
+	// Cooperative requests a cooperative launch. Barrier always uses one.
+	Cooperative bool
+	// Epoch shares one counter per kind across layers, with thresholds
+	// scaled by the layer (MPK's iteration-scaled thresholds), instead of
+	// fresh counters per layer (Hazy's [layer, opcode, index] counters).
+	Epoch bool
+	// Pages, when positive, places each layer's scratch in slot
+	// layer mod Pages of one arena, so that pages alias across layers; the
+	// writers of a reused slot wait on a credit counter that the slot's
+	// previous layer signals when it is done (bounded pipelining depth).
+	Pages int
+}
+
+func (c *Config) setDefaults() error {
+	m := c.Model
+	if m.Hidden < 1 || m.Intermediate < 1 || m.Layers < 1 || m.Heads < 1 || m.KVHeads < 1 || m.HeadDim < 1 || m.Vocab < 1 {
+		return fmt.Errorf("llamagen: model %q has a non-positive dimension", m.Name)
+	}
+	if m.Heads%m.KVHeads != 0 {
+		return fmt.Errorf("llamagen: model %q: %d heads are not a multiple of %d kv heads", m.Name, m.Heads, m.KVHeads)
+	}
+	if c.Target.SMs < 1 || c.Target.PerSM < 1 {
+		return fmt.Errorf("llamagen: target %q needs SMs and PerSM", c.Target.Name)
+	}
+	if c.Tile == 0 {
+		c.Tile = 64
+	}
+	if c.Batch == 0 {
+		c.Batch = 1
+	}
+	if c.Pos == 0 {
+		c.Pos = 511
+	}
+	if c.MaxSeq == 0 {
+		c.MaxSeq = 1024
+		for c.MaxSeq <= c.Pos {
+			c.MaxSeq *= 2
+		}
+	}
+	if c.Splits == 0 {
+		c.Splits = 1
+	}
+	if c.Workers == 0 {
+		c.Workers = c.Target.Capacity()
+	}
+	switch {
+	case c.Tile < 1:
+		return fmt.Errorf("llamagen: tile %d", c.Tile)
+	case c.Batch < 1:
+		return fmt.Errorf("llamagen: batch %d", c.Batch)
+	case c.Pos < 0 || c.Pos >= c.MaxSeq:
+		return fmt.Errorf("llamagen: position %d outside a KV cache of %d rows", c.Pos, c.MaxSeq)
+	case c.Splits < 1:
+		return fmt.Errorf("llamagen: %d splits", c.Splits)
+	case c.Workers < 1:
+		return fmt.Errorf("llamagen: %d workers", c.Workers)
+	case c.Pages < 0:
+		return fmt.Errorf("llamagen: %d pages", c.Pages)
+	case c.Strategy > Barrier:
+		return fmt.Errorf("llamagen: unknown strategy %d", c.Strategy)
+	}
+	if c.Splits > c.Pos+1 {
+		c.Splits = c.Pos + 1
+	}
+	if c.Strategy == Barrier {
+		c.Cooperative = true
+	}
+	return nil
+}
+
+// Name is a short description of the configuration, used as the program's
+// name: "llama-3.2-1b/h200/round-robin/t64/b1/p511".
+func (c Config) Name() string {
+	s := fmt.Sprintf("%s/%s/%s/t%d/b%d/p%d", c.Model.Name, c.Target.Name, c.Strategy, c.Tile, c.Batch, c.Pos)
+	if c.Splits > 1 {
+		s += fmt.Sprintf("/split%d", c.Splits)
+	}
+	if c.Epoch {
+		s += "/epoch"
+	}
+	if c.Pages > 0 {
+		s += fmt.Sprintf("/pages%d", c.Pages)
+	}
+	return s
+}
+
+// Generate builds the decode-step schedule that cfg describes.
+func Generate(cfg Config) (*schedule.Program, error) {
+	if err := cfg.setDefaults(); err != nil {
+		return nil, err
+	}
+	launch := schedule.Launch{
+		Target:      cfg.Target.Name,
+		SMs:         cfg.Target.SMs,
+		PerSM:       cfg.Target.PerSM,
+		Workers:     cfg.Workers,
+		Cooperative: cfg.Cooperative,
+	}
+	g := &gen{cfg: cfg, b: schedule.NewBuilder(cfg.Name(), launch)}
+	g.graph()
+	g.lower()
+	return g.b.Build()
+}
+
+// DefaultConfig is the configuration of [Default]: Llama-3.2-1B on an H200,
+// 256-column tiles, static round-robin queues, decode position 511.
+func DefaultConfig() Config {
+	m, _ := LookupModel("llama-3.2-1b")
+	t, _ := LookupTarget("h200")
+	return Config{Model: m, Target: t, Strategy: RoundRobin, Tile: 256, Pos: 511}
+}
+
+// Default returns the schedule of [DefaultConfig], a few thousand tasks.
+func Default() (*schedule.Program, error) { return Generate(DefaultConfig()) }
+
+// The generator first builds a task graph (nodes in a topological order,
+// each with exact footprints, the producer groups it signals and the
+// signal counts it needs), then lowers it for the strategy.
+
+type group struct {
+	name  string // counter name without epoch sharing
+	kind  string // counter name with epoch sharing
+	total uint64 // signals into the group
+}
+
+type need struct {
+	g int32
+	n uint64
+}
+
+type access struct {
+	buf                       schedule.BufferRef
+	off, length, rows, stride uint64
+}
+
+type param struct {
+	key string
+	v   int64
+}
+
+type node struct {
+	name    string
+	op      string
+	params  []param
+	layer   int // -1 outside layers
+	stage   int // antichain index, increasing along every dependency
+	reads   []access
+	writes  []access
+	needs   []need
+	signals []int32
+	slot    bool // writes scratch in a reused page slot
+	release bool // releases its layer's page slot when done
+	cost    uint64
+}
+
+type gen struct {
+	cfg    Config
+	b      *schedule.Builder
+	nodes  []node
+	groups []group
+	stage  int
+}
+
+func (g *gen) group(layer int, kind string) int32 {
+	name := kind
+	if layer >= 0 {
+		name = fmt.Sprintf("L%d.%s", layer, kind)
+	}
+	g.groups = append(g.groups, group{name: name, kind: kind})
+	return int32(len(g.groups) - 1)
+}
+
+func (g *gen) add(n node) *node {
+	n.stage = g.stage
+	for _, a := range n.reads {
+		n.cost += a.length * max(a.rows, 1)
+	}
+	for _, a := range n.writes {
+		n.cost += a.length * max(a.rows, 1)
+	}
+	for _, s := range n.signals {
+		g.groups[s].total++
+	}
+	g.nodes = append(g.nodes, n)
+	return &g.nodes[len(g.nodes)-1]
+}
+
+// next starts a new stage: every node added afterwards may depend on nodes
+// of earlier stages only.
+func (g *gen) next() { g.stage++ }
+
+// all is the need of every signal of group gr so far.
+func (g *gen) all(gr int32) need { return need{gr, g.groups[gr].total} }
+
+func whole(buf schedule.BufferRef, size uint64) access { return access{buf: buf, length: size} }
+
+// cols is the column slice [c, c+n) of a row-major [rows, width] matrix of
+// elem-byte elements.
+func cols(buf schedule.BufferRef, rows, width, c, n, elem int) access {
+	a := access{buf: buf, off: uint64(c * elem), length: uint64(n * elem)}
+	if rows > 1 {
+		a.rows, a.stride = uint64(rows), uint64(width*elem)
+	}
+	return a
+}
+
+// tiles splits [0, n) into tiles of at most t: it returns the start of
+// each tile and n itself.
+func tiles(n, t int) []int {
+	var s []int
+	for c := 0; c < n; c += t {
+		s = append(s, c)
+	}
+	return append(s, n)
+}
+
+// overlapping returns the tiles (by index) of bounds that overlap [lo, hi).
+func overlapping(bounds []int, lo, hi int) []int {
+	var r []int
+	for i := 0; i+1 < len(bounds); i++ {
+		if bounds[i] < hi && bounds[i+1] > lo {
+			r = append(r, i)
+		}
+	}
+	return r
+}
+
+// layerBufs are one layer's activations.
+type layerBufs struct {
+	h, q, k, v, qr, kr, part, lse, att, o, xm, h2, gate, up, act, d, xout schedule.BufferRef
+}
+
+type scratchSpec struct {
+	name string
+	size uint64
+	ref  *schedule.BufferRef
+}
+
+func (g *gen) graph() {
+	c, m, b := g.cfg, g.cfg.Model, g.b
+	B := c.Batch
+	qw, kvw := m.Heads*m.HeadDim, m.KVHeads*m.HeadDim
+	rep := m.Heads / m.KVHeads
+	S := c.MaxSeq
+	planes := uint64(B * m.KVHeads * S * m.HeadDim * actBytes)
+	vec := func(n, elem int) uint64 { return uint64(B * n * elem) }
+
+	token := b.Buffer("token", schedule.KindInput, vec(1, tokenBytes))
+	embedW := b.Buffer("w.embed", schedule.KindWeight, uint64(m.Vocab*m.Hidden*actBytes))
+	rope := b.Buffer("w.rope", schedule.KindWeight, uint64(S*m.HeadDim*actBytes))
+	x0 := b.Buffer("x0", schedule.KindScratch, vec(m.Hidden, actBytes))
+
+	// Per-layer scratch, in a fixed order so that page slots line up.
+	specs := func(l *layerBufs) []scratchSpec {
+		s := []scratchSpec{
+			{"h", vec(m.Hidden, actBytes), &l.h},
+			{"q", vec(qw, actBytes), &l.q},
+			{"k", vec(kvw, actBytes), &l.k},
+			{"v", vec(kvw, actBytes), &l.v},
+			{"qr", vec(qw, actBytes), &l.qr},
+			{"kr", vec(kvw, actBytes), &l.kr},
+		}
+		if c.Splits > 1 {
+			s = append(s,
+				scratchSpec{"part", vec(m.Heads*c.Splits*m.HeadDim, accBytes), &l.part},
+				scratchSpec{"lse", vec(m.Heads*c.Splits, accBytes), &l.lse})
+		}
+		return append(s,
+			scratchSpec{"att", vec(qw, actBytes), &l.att},
+			scratchSpec{"o", vec(m.Hidden, actBytes), &l.o},
+			scratchSpec{"xm", vec(m.Hidden, actBytes), &l.xm},
+			scratchSpec{"h2", vec(m.Hidden, actBytes), &l.h2},
+			scratchSpec{"gate", vec(m.Intermediate, actBytes), &l.gate},
+			scratchSpec{"up", vec(m.Intermediate, actBytes), &l.up},
+			scratchSpec{"act", vec(m.Intermediate, actBytes), &l.act},
+			scratchSpec{"d", vec(m.Hidden, actBytes), &l.d},
+			scratchSpec{"x", vec(m.Hidden, actBytes), &l.xout})
+	}
+	var arena schedule.ArenaRef
+	var slotSize uint64
+	if c.Pages > 0 {
+		var probe layerBufs
+		for _, s := range specs(&probe) {
+			slotSize += align(s.size)
+		}
+		arena = b.Arena("pages", slotSize*uint64(c.Pages))
+	}
+
+	// Embedding: the row read depends on the token's value, so the task
+	// reads the whole table.
+	embedG := g.group(-1, "embed")
+	g.add(node{name: "embed", op: "embed", layer: -1,
+		reads:   []access{whole(token, vec(1, tokenBytes)), whole(embedW, uint64(m.Vocab*m.Hidden*actBytes))},
+		writes:  []access{whole(x0, vec(m.Hidden, actBytes))},
+		signals: []int32{embedG}})
+	g.next()
+
+	x, xG := x0, embedG
+	qT, kvT, hT, iT := tiles(qw, c.Tile), tiles(kvw, c.Tile), tiles(m.Hidden, c.Tile), tiles(m.Intermediate, c.Tile)
+	window := c.Pos + 1
+	for l := 0; l < m.Layers; l++ {
+		var lb layerBufs
+		var off uint64 = slotSize * uint64(l%max(c.Pages, 1))
+		for _, s := range specs(&lb) {
+			name := fmt.Sprintf("L%d.%s", l, s.name)
+			if c.Pages > 0 {
+				*s.ref = b.BufferIn(name, schedule.KindScratch, s.size, arena, off)
+				off += align(s.size)
+			} else {
+				*s.ref = b.Buffer(name, schedule.KindScratch, s.size)
+			}
+		}
+		lw := func(n string, size int) schedule.BufferRef {
+			return b.Buffer(fmt.Sprintf("w.L%d.%s", l, n), schedule.KindWeight, uint64(size*actBytes))
+		}
+		norm1W, wq, wk, wv := lw("norm1", m.Hidden), lw("wq", qw*m.Hidden), lw("wk", kvw*m.Hidden), lw("wv", kvw*m.Hidden)
+		wo, norm2W := lw("wo", m.Hidden*qw), lw("norm2", m.Hidden)
+		wg, wu, wd := lw("wgate", m.Intermediate*m.Hidden), lw("wup", m.Intermediate*m.Hidden), lw("wdown", m.Hidden*m.Intermediate)
+		kc := b.Buffer(fmt.Sprintf("L%d.kcache", l), schedule.KindState, planes)
+		vc := b.Buffer(fmt.Sprintf("L%d.vcache", l), schedule.KindState, planes)
+		slot := c.Pages > 0
+		name := func(f string, a ...any) string { return fmt.Sprintf("L%d.", l) + fmt.Sprintf(f, a...) }
+
+		// RMSNorm 1.
+		n1G := g.group(l, "norm1")
+		g.add(node{name: name("norm1"), op: "rmsnorm", layer: l, slot: slot,
+			reads:  []access{whole(x, vec(m.Hidden, actBytes)), whole(norm1W, uint64(m.Hidden*actBytes))},
+			writes: []access{whole(lb.h, vec(m.Hidden, actBytes))},
+			needs:  []need{g.all(xG)}, signals: []int32{n1G}})
+		g.next()
+
+		// q/k/v GEMV tiles; each signals the kv-head group(s) it overlaps.
+		qG, kG, vG := make([]int32, m.KVHeads), make([]int32, m.KVHeads), make([]int32, m.KVHeads)
+		for h := range m.KVHeads {
+			qG[h], kG[h], vG[h] = g.group(l, fmt.Sprintf("q.g%d", h)), g.group(l, fmt.Sprintf("k.g%d", h)), g.group(l, fmt.Sprintf("v.g%d", h))
+		}
+		gemv := func(what string, bounds []int, in schedule.BufferRef, inW int, w, out schedule.BufferRef, outW int, needs []need, sig func(lo, hi int) []int32) {
+			for t := 0; t+1 < len(bounds); t++ {
+				lo, hi := bounds[t], bounds[t+1]
+				g.add(node{name: name("%s.t%d", what, t), op: "gemv", layer: l, slot: slot,
+					params: []param{{"n_off", int64(lo)}, {"n", int64(hi - lo)}, {"k", int64(inW)}},
+					reads:  []access{whole(in, vec(inW, actBytes)), {buf: w, off: uint64(lo * inW * actBytes), length: uint64((hi - lo) * inW * actBytes)}},
+					writes: []access{cols(out, B, outW, lo, hi-lo, actBytes)},
+					needs:  needs, signals: sig(lo, hi)})
+			}
+		}
+		byGroup := func(gs []int32, width int) func(lo, hi int) []int32 {
+			return func(lo, hi int) []int32 {
+				var r []int32
+				for h := range m.KVHeads {
+					if lo < (h+1)*width && hi > h*width {
+						r = append(r, gs[h])
+					}
+				}
+				return r
+			}
+		}
+		gemv("q", qT, lb.h, m.Hidden, wq, lb.q, qw, []need{g.all(n1G)}, byGroup(qG, rep*m.HeadDim))
+		gemv("k", kvT, lb.h, m.Hidden, wk, lb.k, kvw, []need{g.all(n1G)}, byGroup(kG, m.HeadDim))
+		gemv("v", kvT, lb.h, m.Hidden, wv, lb.v, kvw, []need{g.all(n1G)}, byGroup(vG, m.HeadDim))
+		g.next()
+
+		// RoPE per kv-head group: rotates the group's q heads and its k head.
+		ropeG := make([]int32, m.KVHeads)
+		for h := range m.KVHeads {
+			ropeG[h] = g.group(l, fmt.Sprintf("rope.g%d", h))
+			qlo, qn := h*rep*m.HeadDim, rep*m.HeadDim
+			klo := h * m.HeadDim
+			g.add(node{name: name("rope.g%d", h), op: "rope", layer: l, slot: slot,
+				params: []param{{"group", int64(h)}, {"pos", int64(c.Pos)}},
+				reads: []access{cols(lb.q, B, qw, qlo, qn, actBytes), cols(lb.k, B, kvw, klo, m.HeadDim, actBytes),
+					{buf: rope, off: uint64(c.Pos * m.HeadDim * actBytes), length: uint64(m.HeadDim * actBytes)}},
+				writes:  []access{cols(lb.qr, B, qw, qlo, qn, actBytes), cols(lb.kr, B, kvw, klo, m.HeadDim, actBytes)},
+				needs:   []need{g.all(qG[h]), g.all(kG[h])},
+				signals: []int32{ropeG[h]}})
+		}
+		g.next()
+
+		// KV append: row pos of kv head h's plane in every sequence.
+		kvG := make([]int32, m.KVHeads)
+		rowsAt := func(cache schedule.BufferRef, h, lo, n int) access {
+			a := access{buf: cache, off: uint64((h*S + lo) * m.HeadDim * actBytes), length: uint64(n * m.HeadDim * actBytes)}
+			if B > 1 {
+				a.rows, a.stride = uint64(B), uint64(m.KVHeads*S*m.HeadDim*actBytes)
+			}
+			return a
+		}
+		for h := range m.KVHeads {
+			kvG[h] = g.group(l, fmt.Sprintf("kv.g%d", h))
+			g.add(node{name: name("kv.g%d", h), op: "kv_append", layer: l,
+				params:  []param{{"group", int64(h)}, {"pos", int64(c.Pos)}},
+				reads:   []access{cols(lb.kr, B, kvw, h*m.HeadDim, m.HeadDim, actBytes), cols(lb.v, B, kvw, h*m.HeadDim, m.HeadDim, actBytes)},
+				writes:  []access{rowsAt(kc, h, c.Pos, 1), rowsAt(vc, h, c.Pos, 1)},
+				needs:   []need{g.all(ropeG[h]), g.all(vG[h])},
+				signals: []int32{kvG[h]}})
+		}
+		g.next()
+
+		// Attention per query head over rows [0, pos]; with split-KV each
+		// chunk is a task and only the chunk holding row pos waits for the
+		// append (the others read prior state only).
+		attG := g.group(l, "att")
+		partG := make([]int32, m.Heads)
+		for h := range m.Heads {
+			kh := h / rep
+			if c.Splits == 1 {
+				g.add(node{name: name("attn.h%d", h), op: "attention", layer: l, slot: slot,
+					params:  []param{{"head", int64(h)}, {"kv_start", 0}, {"kv_len", int64(window)}},
+					reads:   []access{cols(lb.qr, B, qw, h*m.HeadDim, m.HeadDim, actBytes), rowsAt(kc, kh, 0, window), rowsAt(vc, kh, 0, window)},
+					writes:  []access{cols(lb.att, B, qw, h*m.HeadDim, m.HeadDim, actBytes)},
+					needs:   []need{g.all(ropeG[kh]), g.all(kvG[kh])},
+					signals: []int32{attG}})
+				continue
+			}
+			partG[h] = g.group(l, fmt.Sprintf("part.h%d", h))
+			for s := range c.Splits {
+				lo, hi := s*window/c.Splits, (s+1)*window/c.Splits
+				needs := []need{g.all(ropeG[kh])}
+				if hi == window {
+					needs = append(needs, g.all(kvG[kh]))
+				}
+				g.add(node{name: name("attn.h%d.s%d", h, s), op: "attn_partial", layer: l, slot: slot,
+					params: []param{{"head", int64(h)}, {"kv_start", int64(lo)}, {"kv_len", int64(hi - lo)}},
+					reads:  []access{cols(lb.qr, B, qw, h*m.HeadDim, m.HeadDim, actBytes), rowsAt(kc, kh, lo, hi-lo), rowsAt(vc, kh, lo, hi-lo)},
+					writes: []access{
+						cols(lb.part, B, m.Heads*c.Splits*m.HeadDim, (h*c.Splits+s)*m.HeadDim, m.HeadDim, accBytes),
+						cols(lb.lse, B, m.Heads*c.Splits, h*c.Splits+s, 1, accBytes)},
+					needs: needs, signals: []int32{partG[h]}})
+			}
+		}
+		if c.Splits > 1 {
+			g.next()
+			for h := range m.Heads {
+				g.add(node{name: name("combine.h%d", h), op: "attn_combine", layer: l, slot: slot,
+					params: []param{{"head", int64(h)}, {"splits", int64(c.Splits)}},
+					reads: []access{
+						cols(lb.part, B, m.Heads*c.Splits*m.HeadDim, h*c.Splits*m.HeadDim, c.Splits*m.HeadDim, accBytes),
+						cols(lb.lse, B, m.Heads*c.Splits, h*c.Splits, c.Splits, accBytes)},
+					writes:  []access{cols(lb.att, B, qw, h*m.HeadDim, m.HeadDim, actBytes)},
+					needs:   []need{g.all(partG[h])},
+					signals: []int32{attG}})
+			}
+		}
+		g.next()
+
+		oG := g.group(l, "o")
+		gemv("o", hT, lb.att, qw, wo, lb.o, m.Hidden, []need{g.all(attG)}, func(int, int) []int32 { return []int32{oG} })
+		g.next()
+
+		add1G := g.group(l, "add1")
+		g.add(node{name: name("add1"), op: "add", layer: l, slot: slot,
+			reads:  []access{whole(x, vec(m.Hidden, actBytes)), whole(lb.o, vec(m.Hidden, actBytes))},
+			writes: []access{whole(lb.xm, vec(m.Hidden, actBytes))},
+			needs:  []need{g.all(oG)}, signals: []int32{add1G}})
+		g.next()
+
+		n2G := g.group(l, "norm2")
+		g.add(node{name: name("norm2"), op: "rmsnorm", layer: l, slot: slot,
+			reads:  []access{whole(lb.xm, vec(m.Hidden, actBytes)), whole(norm2W, uint64(m.Hidden*actBytes))},
+			writes: []access{whole(lb.h2, vec(m.Hidden, actBytes))},
+			needs:  []need{g.all(add1G)}, signals: []int32{n2G}})
+		g.next()
+
+		// gate/up tile j both signal counter gu.j; SiLU·mul tile j waits
+		// for exactly those two.
+		guG := make([]int32, len(iT)-1)
+		for j := range guG {
+			guG[j] = g.group(l, fmt.Sprintf("gu.t%d", j))
+		}
+		one := func(gs []int32) func(lo, hi int) []int32 {
+			return func(lo, _ int) []int32 { return []int32{gs[lo/c.Tile]} }
+		}
+		gemv("gate", iT, lb.h2, m.Hidden, wg, lb.gate, m.Intermediate, []need{g.all(n2G)}, one(guG))
+		gemv("up", iT, lb.h2, m.Hidden, wu, lb.up, m.Intermediate, []need{g.all(n2G)}, one(guG))
+		g.next()
+
+		actG := g.group(l, "act")
+		for j := 0; j+1 < len(iT); j++ {
+			lo, n := iT[j], iT[j+1]-iT[j]
+			g.add(node{name: name("silu.t%d", j), op: "silu_mul", layer: l, slot: slot,
+				params:  []param{{"n_off", int64(lo)}, {"n", int64(n)}},
+				reads:   []access{cols(lb.gate, B, m.Intermediate, lo, n, actBytes), cols(lb.up, B, m.Intermediate, lo, n, actBytes)},
+				writes:  []access{cols(lb.act, B, m.Intermediate, lo, n, actBytes)},
+				needs:   []need{g.all(guG[j])},
+				signals: []int32{actG}})
+		}
+		g.next()
+
+		dG := g.group(l, "down")
+		gemv("down", hT, lb.act, m.Intermediate, wd, lb.d, m.Hidden, []need{g.all(actG)}, func(int, int) []int32 { return []int32{dG} })
+		g.next()
+
+		add2G := g.group(l, "add2")
+		g.add(node{name: name("add2"), op: "add", layer: l, slot: slot, release: slot,
+			reads:  []access{whole(lb.xm, vec(m.Hidden, actBytes)), whole(lb.d, vec(m.Hidden, actBytes))},
+			writes: []access{whole(lb.xout, vec(m.Hidden, actBytes))},
+			needs:  []need{g.all(dG)}, signals: []int32{add2G}})
+		g.next()
+		x, xG = lb.xout, add2G
+	}
+
+	hf := b.Buffer("hf", schedule.KindScratch, vec(m.Hidden, actBytes))
+	normW := b.Buffer("w.normf", schedule.KindWeight, uint64(m.Hidden*actBytes))
+	lmW := b.Buffer("w.lm_head", schedule.KindWeight, uint64(m.Vocab*m.Hidden*actBytes))
+	logits := b.Buffer("logits", schedule.KindOutput, vec(m.Vocab, accBytes))
+	next := b.Buffer("next_token", schedule.KindOutput, vec(1, tokenBytes))
+	nfG := g.group(-1, "normf")
+	g.add(node{name: "normf", op: "rmsnorm", layer: -1,
+		reads:  []access{whole(x, vec(m.Hidden, actBytes)), whole(normW, uint64(m.Hidden*actBytes))},
+		writes: []access{whole(hf, vec(m.Hidden, actBytes))},
+		needs:  []need{g.all(xG)}, signals: []int32{nfG}})
+	g.next()
+	lmG := g.group(-1, "lm")
+	vT := tiles(m.Vocab, c.Tile)
+	for t := 0; t+1 < len(vT); t++ {
+		lo, n := vT[t], vT[t+1]-vT[t]
+		g.add(node{name: fmt.Sprintf("lm.t%d", t), op: "gemv", layer: -1,
+			params: []param{{"n_off", int64(lo)}, {"n", int64(n)}, {"k", int64(m.Hidden)}},
+			reads:  []access{whole(hf, vec(m.Hidden, actBytes)), {buf: lmW, off: uint64(lo * m.Hidden * actBytes), length: uint64(n * m.Hidden * actBytes)}},
+			writes: []access{cols(logits, B, m.Vocab, lo, n, accBytes)},
+			needs:  []need{g.all(nfG)}, signals: []int32{lmG}})
+	}
+	g.next()
+	g.add(node{name: "argmax", op: "argmax", layer: -1,
+		reads:  []access{whole(logits, vec(m.Vocab, accBytes))},
+		writes: []access{whole(next, vec(1, tokenBytes))},
+		needs:  []need{g.all(lmG)}})
+}
+
+// align rounds a page-slot member up to 256 bytes.
+func align(n uint64) uint64 { return (n + 255) &^ 255 }
