@@ -1,0 +1,723 @@
+//go:build cgo
+
+package runner
+
+/*
+#cgo LDFLAGS: -ldl
+#include <dlfcn.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef int CUresult;
+typedef int CUdevice;
+typedef void *CUcontext;
+typedef void *CUmodule;
+typedef void *CUfunction;
+typedef void *CUstream;
+typedef void *CUevent;
+typedef void *CUgraph;
+typedef void *CUgraphExec;
+typedef unsigned long long CUdeviceptr;
+typedef int nvrtcResult;
+typedef void *nvrtcProgram;
+
+static void *mp_cuda, *mp_nvrtc;
+
+#define FN(ret, name, args) static ret (*p_##name) args;
+#define CUFNS \
+	FN(CUresult, cuInit, (unsigned)) \
+	FN(CUresult, cuDriverGetVersion, (int *)) \
+	FN(CUresult, cuDeviceGet, (CUdevice *, int)) \
+	FN(CUresult, cuDeviceGetCount, (int *)) \
+	FN(CUresult, cuDeviceGetName, (char *, int, CUdevice)) \
+	FN(CUresult, cuDeviceGetAttribute, (int *, int, CUdevice)) \
+	FN(CUresult, cuDevicePrimaryCtxRetain, (CUcontext *, CUdevice)) \
+	FN(CUresult, cuDevicePrimaryCtxRelease_v2, (CUdevice)) \
+	FN(CUresult, cuCtxSetCurrent, (CUcontext)) \
+	FN(CUresult, cuCtxSynchronize, (void)) \
+	FN(CUresult, cuModuleLoadData, (CUmodule *, const void *)) \
+	FN(CUresult, cuModuleUnload, (CUmodule)) \
+	FN(CUresult, cuModuleGetFunction, (CUfunction *, CUmodule, const char *)) \
+	FN(CUresult, cuFuncSetAttribute, (CUfunction, int, int)) \
+	FN(CUresult, cuOccupancyMaxActiveBlocksPerMultiprocessor, (int *, CUfunction, int, size_t)) \
+	FN(CUresult, cuMemAlloc_v2, (CUdeviceptr *, size_t)) \
+	FN(CUresult, cuMemFree_v2, (CUdeviceptr)) \
+	FN(CUresult, cuMemcpyHtoD_v2, (CUdeviceptr, const void *, size_t)) \
+	FN(CUresult, cuMemcpyDtoH_v2, (void *, CUdeviceptr, size_t)) \
+	FN(CUresult, cuStreamCreate, (CUstream *, unsigned)) \
+	FN(CUresult, cuStreamDestroy_v2, (CUstream)) \
+	FN(CUresult, cuStreamSynchronize, (CUstream)) \
+	FN(CUresult, cuEventCreate, (CUevent *, unsigned)) \
+	FN(CUresult, cuEventDestroy_v2, (CUevent)) \
+	FN(CUresult, cuEventRecord, (CUevent, CUstream)) \
+	FN(CUresult, cuEventSynchronize, (CUevent)) \
+	FN(CUresult, cuEventElapsedTime, (float *, CUevent, CUevent)) \
+	FN(CUresult, cuLaunchKernel, (CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, CUstream, void **, void **)) \
+	FN(CUresult, cuLaunchCooperativeKernel, (CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, CUstream, void **)) \
+	FN(CUresult, cuStreamBeginCapture_v2, (CUstream, int)) \
+	FN(CUresult, cuStreamEndCapture, (CUstream, CUgraph *)) \
+	FN(CUresult, cuGraphInstantiateWithFlags, (CUgraphExec *, CUgraph, unsigned long long)) \
+	FN(CUresult, cuGraphLaunch, (CUgraphExec, CUstream)) \
+	FN(CUresult, cuGraphExecDestroy, (CUgraphExec)) \
+	FN(CUresult, cuGraphDestroy, (CUgraph)) \
+	FN(CUresult, cuGetErrorString, (CUresult, const char **))
+#define NVFNS \
+	FN(nvrtcResult, nvrtcVersion, (int *, int *)) \
+	FN(nvrtcResult, nvrtcCreateProgram, (nvrtcProgram *, const char *, const char *, int, const char *const *, const char *const *)) \
+	FN(nvrtcResult, nvrtcCompileProgram, (nvrtcProgram, int, const char *const *)) \
+	FN(nvrtcResult, nvrtcGetProgramLogSize, (nvrtcProgram, size_t *)) \
+	FN(nvrtcResult, nvrtcGetProgramLog, (nvrtcProgram, char *)) \
+	FN(nvrtcResult, nvrtcGetCUBINSize, (nvrtcProgram, size_t *)) \
+	FN(nvrtcResult, nvrtcGetCUBIN, (nvrtcProgram, char *)) \
+	FN(nvrtcResult, nvrtcGetPTXSize, (nvrtcProgram, size_t *)) \
+	FN(nvrtcResult, nvrtcGetPTX, (nvrtcProgram, char *)) \
+	FN(nvrtcResult, nvrtcDestroyProgram, (nvrtcProgram *))
+CUFNS
+NVFNS
+#undef FN
+
+// mp_load_cuda opens the driver; it returns NULL or the missing symbol's name.
+static const char *mp_load_cuda(const char *path) {
+	if (mp_cuda) return NULL;
+	void *h = dlopen(path, RTLD_NOW | RTLD_GLOBAL);
+	if (!h) return "dlopen";
+#define FN(ret, name, args) p_##name = (ret (*) args)dlsym(h, #name); \
+	if (!p_##name && strcmp(#name, "cuLaunchCooperativeKernel") != 0) return #name;
+	CUFNS
+#undef FN
+	mp_cuda = h;
+	return NULL;
+}
+
+static const char *mp_load_nvrtc(const char *path) {
+	if (mp_nvrtc) return NULL;
+	void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	if (!h) return "dlopen";
+#define FN(ret, name, args) p_##name = (ret (*) args)dlsym(h, #name); if (!p_##name) return #name;
+	NVFNS
+#undef FN
+	mp_nvrtc = h;
+	return NULL;
+}
+
+static const char *mp_dlerror(void) { const char *e = dlerror(); return e ? e : ""; }
+static int mp_has_coop(void) { return p_cuLaunchCooperativeKernel != NULL; }
+
+static const char *mp_errstr(CUresult r) {
+	const char *s = NULL;
+	if (p_cuGetErrorString && p_cuGetErrorString(r, &s) == 0 && s) return s;
+	return "unknown CUDA error";
+}
+
+static CUresult mp_init(void) { return p_cuInit(0); }
+static CUresult mp_driver_version(int *v) { return p_cuDriverGetVersion(v); }
+static CUresult mp_device_count(int *n) { return p_cuDeviceGetCount(n); }
+static CUresult mp_device_get(CUdevice *d, int i) { return p_cuDeviceGet(d, i); }
+static CUresult mp_device_name(char *b, int n, CUdevice d) { return p_cuDeviceGetName(b, n, d); }
+static CUresult mp_attr(int *v, int a, CUdevice d) { return p_cuDeviceGetAttribute(v, a, d); }
+static CUresult mp_ctx_retain(CUcontext *c, CUdevice d) { return p_cuDevicePrimaryCtxRetain(c, d); }
+static CUresult mp_ctx_release(CUdevice d) { return p_cuDevicePrimaryCtxRelease_v2(d); }
+static CUresult mp_ctx_set(CUcontext c) { return p_cuCtxSetCurrent(c); }
+static CUresult mp_ctx_sync(void) { return p_cuCtxSynchronize(); }
+static CUresult mp_module_load(CUmodule *m, const void *img) { return p_cuModuleLoadData(m, img); }
+static CUresult mp_module_unload(CUmodule m) { return p_cuModuleUnload(m); }
+static CUresult mp_module_func(CUfunction *f, CUmodule m, const char *n) { return p_cuModuleGetFunction(f, m, n); }
+static CUresult mp_func_attr(CUfunction f, int a, int v) { return p_cuFuncSetAttribute(f, a, v); }
+static CUresult mp_occupancy(int *n, CUfunction f, int bs, size_t smem) { return p_cuOccupancyMaxActiveBlocksPerMultiprocessor(n, f, bs, smem); }
+static CUresult mp_alloc(CUdeviceptr *p, size_t n) { return p_cuMemAlloc_v2(p, n); }
+static CUresult mp_free(CUdeviceptr p) { return p_cuMemFree_v2(p); }
+static CUresult mp_htod(CUdeviceptr d, const void *h, size_t n) { return p_cuMemcpyHtoD_v2(d, h, n); }
+static CUresult mp_dtoh(void *h, CUdeviceptr d, size_t n) { return p_cuMemcpyDtoH_v2(h, d, n); }
+static CUresult mp_stream_create(CUstream *s) { return p_cuStreamCreate(s, 1); }
+static CUresult mp_stream_destroy(CUstream s) { return p_cuStreamDestroy_v2(s); }
+static CUresult mp_stream_sync(CUstream s) { return p_cuStreamSynchronize(s); }
+static CUresult mp_event_create(CUevent *e) { return p_cuEventCreate(e, 0); }
+static CUresult mp_event_destroy(CUevent e) { return p_cuEventDestroy_v2(e); }
+static CUresult mp_event_record(CUevent e, CUstream s) { return p_cuEventRecord(e, s); }
+static CUresult mp_event_sync(CUevent e) { return p_cuEventSynchronize(e); }
+static CUresult mp_event_elapsed(float *ms, CUevent a, CUevent b) { return p_cuEventElapsedTime(ms, a, b); }
+
+// mp_launch launches f with params given as an array of 8-byte words passed
+// by value as one struct, plus an optional extra u32 argument.
+static CUresult mp_launch(CUfunction f, unsigned grid, unsigned block, unsigned smem, CUstream s, void *params, int coop, int has_extra, unsigned extra) {
+	void *args[2] = {params, &extra};
+	if (coop) return p_cuLaunchCooperativeKernel(f, grid, 1, 1, block, 1, 1, smem, s, args);
+	return p_cuLaunchKernel(f, grid, 1, 1, block, 1, 1, smem, s, args, NULL);
+}
+static CUresult mp_launch0(CUfunction f, CUstream s) {
+	return p_cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, s, NULL, NULL);
+}
+static CUresult mp_capture_begin(CUstream s) { return p_cuStreamBeginCapture_v2(s, 2); }
+static CUresult mp_capture_end(CUstream s, CUgraph *g) { return p_cuStreamEndCapture(s, g); }
+static CUresult mp_graph_inst(CUgraphExec *x, CUgraph g) { return p_cuGraphInstantiateWithFlags(x, g, 0); }
+static CUresult mp_graph_launch(CUgraphExec x, CUstream s) { return p_cuGraphLaunch(x, s); }
+static CUresult mp_graph_exec_destroy(CUgraphExec x) { return p_cuGraphExecDestroy(x); }
+static CUresult mp_graph_destroy(CUgraph g) { return p_cuGraphDestroy(g); }
+
+static int mp_nvrtc_version(int *a, int *b) { return p_nvrtcVersion(a, b); }
+// mp_compile compiles src with arch "--gpu-architecture=sm_90" (a cubin) or
+// "--gpu-architecture=compute_90" (PTX).
+// On success *out (malloc'd) holds the image; otherwise *out holds the log.
+static int mp_compile(const char *src, const char *arch, int cubin, char **out, size_t *outn) {
+	nvrtcProgram prog;
+	int r = p_nvrtcCreateProgram(&prog, src, "megaproof_kernel.cu", 0, NULL, NULL);
+	if (r) return r;
+	const char *opts[] = {arch, "--std=c++17", "-default-device"};
+	int cr = p_nvrtcCompileProgram(prog, 3, opts);
+	size_t n = 0;
+	if (cr) {
+		p_nvrtcGetProgramLogSize(prog, &n);
+		*out = malloc(n + 1);
+		p_nvrtcGetProgramLog(prog, *out);
+		(*out)[n] = 0;
+		*outn = n;
+		p_nvrtcDestroyProgram(&prog);
+		return cr;
+	}
+	if (cubin) {
+		p_nvrtcGetCUBINSize(prog, &n);
+		*out = malloc(n + 1);
+		p_nvrtcGetCUBIN(prog, *out);
+	} else {
+		p_nvrtcGetPTXSize(prog, &n);
+		*out = malloc(n + 1);
+		p_nvrtcGetPTX(prog, *out);
+	}
+	(*out)[n] = 0;
+	*outn = n;
+	p_nvrtcDestroyProgram(&prog);
+	return 0;
+}
+*/
+import "C"
+
+import (
+	"context"
+	_ "embed"
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"sync"
+	"time"
+	"unsafe"
+
+	"github.com/megaproof/megaproof/schedule"
+)
+
+//go:embed kernel.cu
+var kernelSource string
+
+// CUDA driver constants (from cuda.h) used here.
+const (
+	attrSMCount         = 16
+	attrCCMajor         = 75
+	attrCCMinor         = 76
+	attrSharedPerSM     = 81
+	attrCooperative     = 95
+	attrSharedOptin     = 97
+	funcMaxDynShared    = 8
+	errCoopTooLarge     = 720
+	paramWords          = 19
+	statusWords         = 8
+	defaultNVRTCLibrary = "libnvrtc.so"
+)
+
+// Device is one CUDA device with the interpreter kernel loaded. Its methods
+// may be called from any goroutine; they serialize on the device.
+type Device struct {
+	mu      sync.Mutex
+	dev     C.CUdevice
+	ctx     C.CUcontext
+	mod     C.CUmodule
+	interp  C.CUfunction
+	task    C.CUfunction
+	empty   C.CUfunction
+	stream  C.CUstream
+	ev0     C.CUevent
+	ev1     C.CUevent
+	info    Info
+	coop    bool
+	smemPer int
+	smemMax int
+	closed  bool
+}
+
+// Info describes an opened device.
+type Info struct {
+	Name          string
+	SMs           int
+	Arch          string // e.g. "sm_90"
+	Driver        int    // cuDriverGetVersion, e.g. 13000
+	NVRTC         string // e.g. "13.0"
+	Cooperative   bool   // the device supports cooperative launches
+	Compile       time.Duration
+	CompileCached bool
+}
+
+type cuError struct {
+	call string
+	code C.CUresult
+}
+
+func (e *cuError) Error() string {
+	return fmt.Sprintf("runner: %s: CUDA error %d (%s)", e.call, int(e.code), C.GoString(C.mp_errstr(e.code)))
+}
+
+func check(call string, r C.CUresult) error {
+	if r != 0 {
+		return &cuError{call, r}
+	}
+	return nil
+}
+
+var (
+	loadOnce sync.Once
+	loadErr  error
+	cubinMu  sync.Mutex
+	cubins   = map[string][]byte{} // per arch: compiled image (cached per process)
+)
+
+func load() error {
+	loadOnce.Do(func() {
+		lib := os.Getenv("MEGAPROOF_LIBCUDA")
+		if lib == "" {
+			lib = "libcuda.so.1"
+		}
+		cs := C.CString(lib)
+		defer C.free(unsafe.Pointer(cs))
+		if miss := C.mp_load_cuda(cs); miss != nil {
+			loadErr = fmt.Errorf("%w: loading %s: %s %s", ErrNoDevice, lib, C.GoString(miss), C.GoString(C.mp_dlerror()))
+			return
+		}
+		cands := []string{defaultNVRTCLibrary, "libnvrtc.so.13", "libnvrtc.so.12", "/usr/local/cuda/lib64/libnvrtc.so"}
+		if env := os.Getenv("MEGAPROOF_NVRTC"); env != "" {
+			cands = []string{env}
+		}
+		var msgs []string
+		for _, c := range cands {
+			s := C.CString(c)
+			miss := C.mp_load_nvrtc(s)
+			C.free(unsafe.Pointer(s))
+			if miss == nil {
+				return
+			}
+			msgs = append(msgs, c+": "+C.GoString(miss)+" "+C.GoString(C.mp_dlerror()))
+		}
+		loadErr = fmt.Errorf("%w: NVRTC not found (set MEGAPROOF_NVRTC): %v", ErrNoDevice, msgs)
+	})
+	return loadErr
+}
+
+// Open loads the CUDA driver and NVRTC, opens device 0 through its primary
+// context and loads the interpreter kernel, compiled for the device's
+// architecture (the compiled image is cached per process). It returns an
+// error wrapping ErrNoDevice when there is no driver or device.
+func Open() (*Device, error) {
+	if err := load(); err != nil {
+		return nil, err
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if err := check("cuInit", C.mp_init()); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrNoDevice, err)
+	}
+	var n C.int
+	if err := check("cuDeviceGetCount", C.mp_device_count(&n)); err != nil || n == 0 {
+		return nil, fmt.Errorf("%w: no device (%v)", ErrNoDevice, err)
+	}
+	d := &Device{}
+	if err := check("cuDeviceGet", C.mp_device_get(&d.dev, 0)); err != nil {
+		return nil, err
+	}
+	attr := func(a int) int {
+		var v C.int
+		C.mp_attr(&v, C.int(a), d.dev)
+		return int(v)
+	}
+	var name [256]C.char
+	C.mp_device_name(&name[0], 256, d.dev)
+	var drv, nvMaj, nvMin C.int
+	C.mp_driver_version(&drv)
+	C.mp_nvrtc_version(&nvMaj, &nvMin)
+	d.info = Info{
+		Name:        C.GoString(&name[0]),
+		SMs:         attr(attrSMCount),
+		Arch:        fmt.Sprintf("sm_%d%d", attr(attrCCMajor), attr(attrCCMinor)),
+		Driver:      int(drv),
+		NVRTC:       fmt.Sprintf("%d.%d", nvMaj, nvMin),
+		Cooperative: attr(attrCooperative) != 0 && C.mp_has_coop() != 0,
+	}
+	d.coop = d.info.Cooperative
+	d.smemPer, d.smemMax = attr(attrSharedPerSM), attr(attrSharedOptin)
+	if err := check("cuDevicePrimaryCtxRetain", C.mp_ctx_retain(&d.ctx, d.dev)); err != nil {
+		return nil, err
+	}
+	if err := d.init(); err != nil {
+		C.mp_ctx_release(d.dev)
+		return nil, err
+	}
+	return d, nil
+}
+
+func (d *Device) init() error {
+	if err := check("cuCtxSetCurrent", C.mp_ctx_set(d.ctx)); err != nil {
+		return err
+	}
+	img, cached, took, err := compile(d.info.Arch)
+	if err != nil {
+		return err
+	}
+	d.info.Compile, d.info.CompileCached = took, cached
+	cimg := C.CBytes(img)
+	defer C.free(cimg)
+	if err := check("cuModuleLoadData", C.mp_module_load(&d.mod, cimg)); err != nil {
+		return err
+	}
+	for _, f := range []struct {
+		name string
+		fn   *C.CUfunction
+	}{{"mp_interp", &d.interp}, {"mp_task", &d.task}, {"mp_empty", &d.empty}} {
+		cn := C.CString(f.name)
+		err := check("cuModuleGetFunction "+f.name, C.mp_module_func(f.fn, d.mod, cn))
+		C.free(unsafe.Pointer(cn))
+		if err != nil {
+			return err
+		}
+	}
+	if d.smemMax > 48<<10 {
+		if err := check("cuFuncSetAttribute", C.mp_func_attr(d.interp, funcMaxDynShared, C.int(d.smemMax-1024))); err != nil {
+			return err
+		}
+	}
+	if err := check("cuStreamCreate", C.mp_stream_create(&d.stream)); err != nil {
+		return err
+	}
+	if err := check("cuEventCreate", C.mp_event_create(&d.ev0)); err != nil {
+		return err
+	}
+	return check("cuEventCreate", C.mp_event_create(&d.ev1))
+}
+
+// compile returns the kernel image for arch, compiling it once per process.
+func compile(arch string) (img []byte, cached bool, took time.Duration, err error) {
+	cubinMu.Lock()
+	defer cubinMu.Unlock()
+	if img, ok := cubins[arch]; ok {
+		return img, true, 0, nil
+	}
+	t0 := time.Now()
+	src := C.CString(kernelSource)
+	defer C.free(unsafe.Pointer(src))
+	try := func(a string, cubin bool) ([]byte, error) {
+		ca := C.CString("--gpu-architecture=" + a)
+		defer C.free(unsafe.Pointer(ca))
+		var out *C.char
+		var n C.size_t
+		cb := C.int(0)
+		if cubin {
+			cb = 1
+		}
+		r := C.mp_compile(src, ca, cb, &out, &n)
+		if out != nil {
+			defer C.free(unsafe.Pointer(out))
+		}
+		if r != 0 {
+			log := ""
+			if out != nil {
+				log = C.GoString(out)
+			}
+			return nil, fmt.Errorf("runner: NVRTC error %d compiling for %s: %s", int(r), a, log)
+		}
+		b := C.GoBytes(unsafe.Pointer(out), C.int(n))
+		if !cubin {
+			b = append(b, 0) // cuModuleLoadData reads PTX as a C string
+		}
+		return b, nil
+	}
+	img, err = try(arch, true)
+	if err != nil {
+		// An NVRTC older than the device: fall back to PTX for the driver's JIT.
+		var err2 error
+		if img, err2 = try("compute_"+arch[3:], false); err2 != nil {
+			return nil, false, 0, errors.Join(err, err2)
+		}
+	}
+	cubins[arch] = img
+	return img, false, time.Since(t0), nil
+}
+
+// Info describes the device.
+func (d *Device) Info() Info { return d.info }
+
+// Close releases the device's module and its primary context reference.
+func (d *Device) Close() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		return nil
+	}
+	d.closed = true
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	C.mp_ctx_set(d.ctx)
+	C.mp_event_destroy(d.ev0)
+	C.mp_event_destroy(d.ev1)
+	C.mp_stream_destroy(d.stream)
+	C.mp_module_unload(d.mod)
+	return check("cuDevicePrimaryCtxRelease", C.mp_ctx_release(d.dev))
+}
+
+// enter locks the device and makes its context current on this OS thread.
+func (d *Device) enter() (func(), error) {
+	d.mu.Lock()
+	if d.closed {
+		d.mu.Unlock()
+		return nil, errors.New("runner: device closed")
+	}
+	runtime.LockOSThread()
+	leave := func() { runtime.UnlockOSThread(); d.mu.Unlock() }
+	if err := check("cuCtxSetCurrent", C.mp_ctx_set(d.ctx)); err != nil {
+		leave()
+		return nil, err
+	}
+	return leave, nil
+}
+
+// devMem is a set of device allocations freed together.
+type devMem struct{ ptrs []C.CUdeviceptr }
+
+func (m *devMem) alloc(n int) (C.CUdeviceptr, error) {
+	var p C.CUdeviceptr
+	if err := check("cuMemAlloc", C.mp_alloc(&p, C.size_t(max(n, 8)))); err != nil {
+		return 0, err
+	}
+	m.ptrs = append(m.ptrs, p)
+	return p, nil
+}
+
+func (m *devMem) free() {
+	for _, p := range m.ptrs {
+		C.mp_free(p)
+	}
+}
+
+func htod[T any](dst C.CUdeviceptr, src []T) error {
+	if len(src) == 0 {
+		return nil
+	}
+	n := len(src) * int(unsafe.Sizeof(src[0]))
+	return check("cuMemcpyHtoD", C.mp_htod(dst, unsafe.Pointer(&src[0]), C.size_t(n)))
+}
+
+func dtoh[T any](dst []T, src C.CUdeviceptr) error {
+	if len(dst) == 0 {
+		return nil
+	}
+	n := len(dst) * int(unsafe.Sizeof(dst[0]))
+	return check("cuMemcpyDtoH", C.mp_dtoh(unsafe.Pointer(&dst[0]), src, C.size_t(n)))
+}
+
+func upload[T any](m *devMem, src []T) (C.CUdeviceptr, error) {
+	var z T
+	p, err := m.alloc(len(src) * int(unsafe.Sizeof(z)))
+	if err != nil {
+		return 0, err
+	}
+	return p, htod(p, src)
+}
+
+// session is an encoded program resident on the device.
+type session struct {
+	e                  *Encoded
+	mem                devMem
+	params             [paramWords]uint64
+	heap, ctr, bar, sm C.CUdeviceptr
+	claim, ctl, status C.CUdeviceptr
+	perm               C.CUdeviceptr
+}
+
+func (d *Device) newSession(e *Encoded) (*session, error) {
+	s := &session{e: e}
+	ok := false
+	defer func() {
+		if !ok {
+			s.mem.free()
+		}
+	}()
+	var err error
+	up := func(dst *C.CUdeviceptr, f func() (C.CUdeviceptr, error)) {
+		if err == nil {
+			*dst, err = f()
+		}
+	}
+	var ins, streams, tasks, accs, dyninfo C.CUdeviceptr
+	up(&s.heap, func() (C.CUdeviceptr, error) { return s.mem.alloc(int(e.HeapBytes)) })
+	up(&ins, func() (C.CUdeviceptr, error) { return upload(&s.mem, append(e.ins, 0, 0)) })
+	up(&streams, func() (C.CUdeviceptr, error) { return upload(&s.mem, e.streams) })
+	up(&tasks, func() (C.CUdeviceptr, error) { return upload(&s.mem, append(e.tasks, make([]uint64, taskWords)...)) })
+	up(&accs, func() (C.CUdeviceptr, error) { return upload(&s.mem, append(e.accs, make([]uint64, accessWords)...)) })
+	up(&dyninfo, func() (C.CUdeviceptr, error) { return upload(&s.mem, append(e.dyninfo, 0)) })
+	ctr, bar, sem := e.initialSync()
+	up(&s.ctr, func() (C.CUdeviceptr, error) { return s.mem.alloc(8 * len(ctr)) })
+	up(&s.bar, func() (C.CUdeviceptr, error) { return s.mem.alloc(8 * len(bar)) })
+	up(&s.sm, func() (C.CUdeviceptr, error) { return s.mem.alloc(8 * len(sem)) })
+	up(&s.claim, func() (C.CUdeviceptr, error) { return s.mem.alloc(4 * (len(e.dyninfo) + 1)) })
+	up(&s.ctl, func() (C.CUdeviceptr, error) { return s.mem.alloc(8 * 8) })
+	up(&s.status, func() (C.CUdeviceptr, error) { return s.mem.alloc(8 * statusWords * e.Workers) })
+	up(&s.perm, func() (C.CUdeviceptr, error) { return s.mem.alloc(4 * e.Workers) })
+	if err != nil {
+		return nil, err
+	}
+	s.params = [paramWords]uint64{
+		uint64(s.heap), uint64(ins), uint64(streams), uint64(tasks), uint64(accs),
+		uint64(s.ctr), uint64(s.bar), uint64(s.sm), uint64(s.claim), uint64(dyninfo),
+		uint64(s.ctl), uint64(s.status), uint64(s.perm),
+		uint64(e.Workers), uint64(len(e.dyninfo)), 0, 0, 0, 0,
+	}
+	ok = true
+	return s, nil
+}
+
+// reset uploads the initial heap and sync state for one run.
+func (s *session) reset(o Options) error {
+	e := s.e
+	ctr, bar, sem := e.initialSync()
+	for _, f := range []func() error{
+		func() error { return htod(s.heap, e.Image(o.Poison)) },
+		func() error { return htod(s.ctr, ctr) },
+		func() error { return htod(s.bar, bar) },
+		func() error { return htod(s.sm, sem) },
+		func() error { return htod(s.claim, make([]uint32, len(e.dyninfo)+1)) },
+		func() error { return htod(s.ctl, make([]uint64, 8)) },
+		func() error { return htod(s.status, make([]uint64, statusWords*e.Workers)) },
+		func() error { return htod(s.perm, permutation(e.Workers, o)) },
+	} {
+		if err := f(); err != nil {
+			return err
+		}
+	}
+	s.params[15] = uint64(o.timeout().Nanoseconds())
+	s.params[16] = uint64(o.MaxDelay.Nanoseconds())
+	s.params[17] = o.Seed
+	return nil
+}
+
+// padding returns the dynamic shared memory that limits residency to perSM
+// blocks per SM (0 when no padding applies), and the resulting residency.
+func (d *Device) padding(threads, perSM int, free bool) (int, int) {
+	occ := func(smem int) int {
+		var n C.int
+		if C.mp_occupancy(&n, d.interp, C.int(threads), C.size_t(smem)) != 0 {
+			return 0
+		}
+		return int(n)
+	}
+	natural := occ(0)
+	if free || perSM >= natural || perSM < 1 || d.smemPer == 0 {
+		return 0, natural
+	}
+	smem := d.smemPer/(perSM+1) + 1
+	for i := 0; i < 64 && smem <= d.smemMax-1024; i++ {
+		n := occ(smem)
+		if n == perSM {
+			return smem, n
+		}
+		if n > perSM {
+			smem += 1024
+		} else {
+			smem -= 512
+		}
+	}
+	return 0, natural
+}
+
+// Run verifies p (unless opt.AllowUnsafe), executes it once on the device
+// and returns every buffer's bytes. A run stopped by the watchdog returns a
+// *DeadlockError; a cooperative launch larger than the device's residency
+// returns an error wrapping ErrOccupancy.
+func (d *Device) Run(ctx context.Context, p *schedule.Program, opt Options) (*Outcome, error) {
+	if err := gate(ctx, p, opt); err != nil {
+		return nil, err
+	}
+	e, err := Encode(p)
+	if err != nil {
+		return nil, err
+	}
+	leave, err := d.enter()
+	if err != nil {
+		return nil, err
+	}
+	defer leave()
+	s, err := d.newSession(e)
+	if err != nil {
+		return nil, err
+	}
+	defer s.mem.free()
+	return d.runSession(s, opt)
+}
+
+func (d *Device) runSession(s *session, opt Options) (*Outcome, error) {
+	e := s.e
+	t0 := time.Now()
+	if err := s.reset(opt); err != nil {
+		return nil, err
+	}
+	threads := opt.threads()
+	smem, perSM := d.padding(threads, e.prog.Launch.PerSM, opt.FreeOccupancy)
+	coop := e.prog.Launch.Cooperative && d.coop
+	cc := C.int(0)
+	if coop {
+		cc = 1
+	}
+	if err := check("cuEventRecord", C.mp_event_record(d.ev0, d.stream)); err != nil {
+		return nil, err
+	}
+	r := C.mp_launch(d.interp, C.uint(e.Workers), C.uint(threads), C.uint(smem), d.stream, unsafe.Pointer(&s.params[0]), cc, 0, 0)
+	if r == errCoopTooLarge {
+		return nil, fmt.Errorf("%w: %d workers, %d blocks per SM × %d SMs resident: %v", ErrOccupancy, e.Workers, perSM, d.info.SMs, &cuError{"cuLaunchCooperativeKernel", r})
+	}
+	if err := check("launch", r); err != nil {
+		return nil, err
+	}
+	if err := check("cuEventRecord", C.mp_event_record(d.ev1, d.stream)); err != nil {
+		return nil, err
+	}
+	if err := check("kernel", C.mp_event_sync(d.ev1)); err != nil {
+		return nil, err
+	}
+	var ms C.float
+	C.mp_event_elapsed(&ms, d.ev0, d.ev1)
+	out := &Outcome{Kernel: time.Duration(float64(ms) * 1e6), Cooperative: coop, PerSM: perSM}
+	status := make([]uint64, statusWords*e.Workers)
+	if err := dtoh(status, s.status); err != nil {
+		return nil, err
+	}
+	heap := make([]byte, e.HeapBytes)
+	if err := dtoh(heap, s.heap); err != nil {
+		return nil, err
+	}
+	out.Buffers = e.Buffers(heap)
+	out.DynamicRun = make([]int, e.Workers)
+	stuck := false
+	for w := 0; w < e.Workers; w++ {
+		out.DynamicRun[w] = int(status[statusWords*w+4])
+		if status[statusWords*w] != 1 {
+			stuck = true
+		}
+	}
+	out.Total = time.Since(t0)
+	if stuck {
+		ctr, bar, sem := e.initialSync()
+		for _, x := range []struct {
+			dst []uint64
+			src C.CUdeviceptr
+		}{{ctr, s.ctr}, {bar, s.bar}, {sem, s.sm}} {
+			if err := dtoh(x.dst, x.src); err != nil {
+				return nil, err
+			}
+		}
+		return out, e.deadlockError(status, ctr, bar, sem, opt.timeout())
+	}
+	return out, nil
+}

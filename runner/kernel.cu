@@ -1,0 +1,410 @@
+// megaproof interpreter kernel. Compiled at load by NVRTC (see runner/cuda.go).
+// One block per worker; thread 0 performs every synchronization operation,
+// the whole block executes task bodies. Layouts match runner/encode.go.
+
+typedef unsigned long long u64;
+typedef unsigned int u32;
+typedef unsigned char u8;
+
+#define INS_WAIT 1
+#define INS_SIGNAL 2
+#define INS_ARRIVE 3
+#define INS_AWAIT 4
+#define INS_ACQUIRE 5
+#define INS_RELEASE 6
+#define INS_FENCE 7
+#define INS_BEGIN 8
+#define INS_END 9
+
+#define OP_NOP 0
+#define OP_FILL 1
+#define OP_COPY 2
+#define OP_ADD 3
+#define OP_SCALE 4
+#define OP_MIX 5
+
+// Worker states in the status table.
+#define ST_RUNNING 0
+#define ST_DONE 1
+#define ST_TIMEOUT 2
+#define ST_ABORTED 3
+
+struct Params {
+  u8 *heap;
+  const u64 *ins;
+  const u32 *streams;
+  const u64 *tasks;
+  const u64 *accs;
+  u64 *counters;
+  u64 *barriers;
+  u64 *sems;
+  u32 *claim;      // per dynamic task: 0 free, 1 claimed, 2 done
+  const u32 *dyninfo;
+  u64 *ctl;        // [0] abort flag, [1] dynamic tasks done, [2] lowest unclaimed dynamic task
+  u64 *status;     // 8 words per worker
+  const u32 *perm; // block -> worker
+  u64 nworkers, ndyn, timeout_ns, max_delay_ns, seed, unused;
+};
+
+struct Blk {
+  u64 deadline;
+  u64 dynrun;
+  u32 worker;
+  u32 cursor;
+  int res;
+  int dyn;
+  u32 mix;
+};
+
+__device__ __forceinline__ u64 gtimer() {
+  u64 t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
+__device__ __forceinline__ u32 mix32(u32 x) {
+  x ^= x >> 16; x *= 0x85EBCA6Bu; x ^= x >> 13; x *= 0xC2B2AE35u; x ^= x >> 16;
+  return x;
+}
+
+// Flags: bit 8 relaxed, bits 9-10 scope (0 gpu, 1 cta, 2 sys).
+__device__ __forceinline__ u64 ld_sync(const u64 *p, u32 fl) {
+  u64 v;
+  u32 sc = (fl >> 9) & 3;
+  if (fl & 0x100) {
+    if (sc == 1) asm volatile("ld.relaxed.cta.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+    else if (sc == 2) asm volatile("ld.relaxed.sys.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+    else asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+  } else {
+    if (sc == 1) asm volatile("ld.acquire.cta.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+    else if (sc == 2) asm volatile("ld.acquire.sys.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+    else asm volatile("ld.acquire.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+  }
+  return v;
+}
+
+__device__ __forceinline__ void red_sync(u64 *p, u64 v, u32 fl) {
+  u32 sc = (fl >> 9) & 3;
+  if (fl & 0x100) {
+    if (sc == 1) asm volatile("red.relaxed.cta.global.add.u64 [%0], %1;" :: "l"(p), "l"(v) : "memory");
+    else if (sc == 2) asm volatile("red.relaxed.sys.global.add.u64 [%0], %1;" :: "l"(p), "l"(v) : "memory");
+    else asm volatile("red.relaxed.gpu.global.add.u64 [%0], %1;" :: "l"(p), "l"(v) : "memory");
+  } else {
+    if (sc == 1) asm volatile("red.release.cta.global.add.u64 [%0], %1;" :: "l"(p), "l"(v) : "memory");
+    else if (sc == 2) asm volatile("red.release.sys.global.add.u64 [%0], %1;" :: "l"(p), "l"(v) : "memory");
+    else asm volatile("red.release.gpu.global.add.u64 [%0], %1;" :: "l"(p), "l"(v) : "memory");
+  }
+}
+
+__device__ __forceinline__ u64 cas_sync(u64 *p, u64 cmp, u64 val, u32 fl) {
+  u64 old;
+  u32 sc = (fl >> 9) & 3;
+  if (sc == 1) asm volatile("atom.acq_rel.cta.global.cas.b64 %0, [%1], %2, %3;" : "=l"(old) : "l"(p), "l"(cmp), "l"(val) : "memory");
+  else if (sc == 2) asm volatile("atom.acq_rel.sys.global.cas.b64 %0, [%1], %2, %3;" : "=l"(old) : "l"(p), "l"(cmp), "l"(val) : "memory");
+  else asm volatile("atom.acq_rel.gpu.global.cas.b64 %0, [%1], %2, %3;" : "=l"(old) : "l"(p), "l"(cmp), "l"(val) : "memory");
+  return old;
+}
+
+__device__ __forceinline__ void fence_sync(u32 fl) {
+  u32 sc = (fl >> 9) & 3;
+  if (sc == 1) asm volatile("fence.acq_rel.cta;" ::: "memory");
+  else if (sc == 2) asm volatile("fence.acq_rel.sys;" ::: "memory");
+  else asm volatile("fence.acq_rel.gpu;" ::: "memory");
+}
+
+__device__ __forceinline__ u64 ld_relaxed(const u64 *p) {
+  u64 v;
+  asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+  return v;
+}
+
+__device__ __forceinline__ u32 ld_relaxed32(const u32 *p) {
+  u32 v;
+  asm volatile("ld.relaxed.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+  return v;
+}
+
+__device__ __forceinline__ u64 acc_at(const u64 *a, u64 i) {
+  return a[0] + (i / a[1]) * a[3] + i % a[1];
+}
+
+__device__ __forceinline__ u64 stream_len(const u64 *a, u32 n) {
+  u64 s = 0;
+  for (u32 k = 0; k < n; k++) s += a[4 * k + 1] * a[4 * k + 2];
+  return s;
+}
+
+__device__ __forceinline__ u64 stream_at(const u64 *a, u32 n, u64 i) {
+  for (u32 k = 0; k < n; k++) {
+    u64 sz = a[4 * k + 1] * a[4 * k + 2];
+    if (i < sz) return acc_at(a + 4 * k, i);
+    i -= sz;
+  }
+  return 0;
+}
+
+// run_body executes task t's body with the whole block.
+__device__ void run_body(const Params &P, Blk &B, u32 t) {
+  const u64 *T = P.tasks + 8 * (u64)t;
+  u64 op = T[0];
+  if (op == OP_NOP) return;
+  u32 seed = (u32)T[1];
+  u8 k = (u8)T[2], c = (u8)T[3];
+  const u64 *R = P.accs + 4 * T[4];
+  u32 nr = (u32)T[5];
+  const u64 *W = P.accs + 4 * T[6];
+  u32 nw = (u32)T[7];
+  u8 *H = P.heap;
+  u64 n = stream_len(W, nw);
+  u32 tid = threadIdx.x, bd = blockDim.x;
+  switch (op) {
+  case OP_FILL:
+    for (u64 i = tid; i < n; i += bd) H[stream_at(W, nw, i)] = (u8)mix32(seed + (u32)i * 0x9E3779B9u);
+    break;
+  case OP_COPY:
+  case OP_SCALE: {
+    u64 r = stream_len(R, nr);
+    for (u64 i = tid; i < n; i += bd) {
+      u8 v = H[stream_at(R, nr, i % r)];
+      if (op == OP_SCALE) v = (u8)(v * k + c);
+      H[stream_at(W, nw, i)] = v;
+    }
+    break;
+  }
+  case OP_ADD:
+    for (u64 i = tid; i < n; i += bd) {
+      u8 s = 0;
+      for (u32 a = 0; a < nr; a++) {
+        const u64 *A = R + 4 * a;
+        s += H[acc_at(A, i % (A[1] * A[2]))];
+      }
+      H[stream_at(W, nw, i)] = s;
+    }
+    break;
+  case OP_MIX: {
+    if (tid == 0) B.mix = 0;
+    __syncthreads();
+    u32 part = 0;
+    u64 j0 = 0;
+    for (u32 a = 0; a < nr; a++) {
+      const u64 *A = R + 4 * a;
+      u64 sz = A[1] * A[2];
+      for (u64 e = tid; e < sz; e += bd) {
+        u32 b = H[acc_at(A, e)];
+        part += mix32((u32)(j0 + e) * 0x85EBCA6Bu + b * 0xC2B2AE35u + 0x27D4EB2Fu);
+      }
+      j0 += sz;
+    }
+    atomicAdd(&B.mix, part);
+    __syncthreads();
+    u32 h = seed + B.mix;
+    for (u64 i = tid; i < n; i += bd) H[stream_at(W, nw, i)] = (u8)mix32(h + (u32)i * 0x9E3779B9u);
+    break;
+  }
+  }
+  __syncthreads();
+}
+
+__device__ void delay(const Params &P, u32 t, u32 phase) {
+  if (P.max_delay_ns == 0) return;
+  if (threadIdx.x == 0) {
+    u32 h = mix32((u32)P.seed ^ mix32(t * 2u + phase + (u32)(P.seed >> 32) * 0x9E3779B9u));
+    u64 end = gtimer() + h % P.max_delay_ns;
+    while (gtimer() < end) {
+    }
+  }
+  __syncthreads();
+}
+
+__device__ void record(const Params &P, Blk &B, int res, u32 th, u32 pc, u64 v) {
+  u64 *st = P.status + 8 * (u64)B.worker;
+  if (res == ST_TIMEOUT) atomicExch(&P.ctl[0], 1ull);
+  st[0] = res;
+  st[1] = th;
+  st[2] = pc;
+  st[3] = v;
+}
+
+__device__ bool guard_ready(const Params &P, u32 d, u32 g) {
+  u64 pc = P.streams[P.nworkers + d];
+  for (u32 j = 0; j < g; j++) {
+    u64 w0 = P.ins[2 * (pc + j)], val = P.ins[2 * (pc + j) + 1];
+    u32 kind = (u32)w0 & 0xff, obj = (u32)(w0 >> 32);
+    const u64 *p = kind == INS_ACQUIRE ? P.sems + obj : P.counters + obj;
+    if (ld_relaxed(p) < val) return false;
+  }
+  return true;
+}
+
+// try_claim (thread 0) claims a free dynamic task whose entry guard holds,
+// scanning a window from the block's cursor; -1 if none.
+__device__ int try_claim(const Params &P, Blk &B, bool simple_only) {
+  u32 n = (u32)P.ndyn;
+  u32 low = (u32)ld_relaxed(&P.ctl[2]);
+  u32 l = low;
+  while (l < n && ld_relaxed32(&P.claim[l]) != 0) l++;
+  if (l > low) atomicMax(&P.ctl[2], (u64)l);
+  if (l >= n) return -1;
+  u32 c = B.cursor;
+  if (c < l || c >= n) c = l;
+  for (int k = 0; k < 64; k++) {
+    u32 i = c;
+    if (++c >= n) c = l;
+    if (ld_relaxed32(&P.claim[i]) != 0) continue;
+    u32 info = P.dyninfo[i];
+    if (simple_only && !(info >> 31)) continue;
+    if (!guard_ready(P, i, info & 0x7fffffffu)) continue;
+    if (atomicCAS(&P.claim[i], 0u, 1u) == 0u) {
+      B.cursor = c;
+      return (int)i;
+    }
+  }
+  B.cursor = c;
+  return -1;
+}
+
+__device__ bool run_thread(const Params &P, Blk &B, u32 th, bool help);
+
+__device__ bool run_dyn(const Params &P, Blk &B, u32 d) {
+  bool ok = run_thread(P, B, (u32)P.nworkers + d, false);
+  if (ok && threadIdx.x == 0) {
+    P.claim[d] = 2;
+    atomicAdd(&P.ctl[1], 1ull);
+    B.dynrun++;
+  }
+  return ok;
+}
+
+// block_wait blocks until *p >= val (for a semaphore, then takes val with a
+// CAS). Returns false when the deadline passed or another worker aborted.
+__device__ bool block_wait(const Params &P, Blk &B, u64 *p, u64 val, u32 fl, bool sem, u32 th, u32 pc, bool help) {
+  for (;;) {
+    if (threadIdx.x == 0) {
+      int res = 0, d = -1;
+      u32 it = 0;
+      u64 v = 0;
+      for (;;) {
+        v = ld_sync(p, sem ? (fl & ~0x100u) : fl);
+        if (v >= val) {
+          if (!sem) { res = ST_DONE; break; }
+          if (cas_sync(p, v, v - val, fl) == v) { res = ST_DONE; break; }
+          continue;
+        }
+        if ((++it & 15) == 0) {
+          if (ld_relaxed(&P.ctl[0])) { res = ST_ABORTED; break; }
+          if (gtimer() > B.deadline) { res = ST_TIMEOUT; break; }
+          if (help && P.ndyn) {
+            d = try_claim(P, B, true);
+            if (d >= 0) { res = 4; break; }
+          }
+        }
+      }
+      if (res == ST_TIMEOUT || res == ST_ABORTED) record(P, B, res, th, pc, v);
+      B.res = res;
+      B.dyn = d;
+    }
+    __syncthreads();
+    int res = B.res, d = B.dyn;
+    __syncthreads();
+    if (res == ST_DONE) return true;
+    if (res != 4) return false;
+    if (!run_dyn(P, B, (u32)d)) return false;
+  }
+}
+
+__device__ bool run_thread(const Params &P, Blk &B, u32 th, bool help) {
+  u32 end = P.streams[th + 1];
+  for (u32 pc = P.streams[th]; pc < end; pc++) {
+    u64 w0 = P.ins[2 * (u64)pc], val = P.ins[2 * (u64)pc + 1];
+    u32 kind = (u32)w0 & 0xff, fl = (u32)w0 & 0xffff, obj = (u32)(w0 >> 32);
+    switch (kind) {
+    case INS_WAIT:
+      if (!block_wait(P, B, P.counters + obj, val, fl, false, th, pc, help)) return false;
+      break;
+    case INS_AWAIT:
+      if (!block_wait(P, B, P.barriers + obj, val, 0, false, th, pc, help)) return false;
+      break;
+    case INS_ACQUIRE:
+      if (!block_wait(P, B, P.sems + obj, val, fl, true, th, pc, help)) return false;
+      break;
+    case INS_SIGNAL:
+      __syncthreads();
+      if (threadIdx.x == 0) red_sync(P.counters + obj, val, fl);
+      break;
+    case INS_ARRIVE:
+      __syncthreads();
+      if (threadIdx.x == 0) red_sync(P.barriers + obj, 1, 0);
+      break;
+    case INS_RELEASE:
+      __syncthreads();
+      if (threadIdx.x == 0) red_sync(P.sems + obj, val, fl & ~0x100u);
+      break;
+    case INS_FENCE:
+      __syncthreads();
+      fence_sync(fl);
+      __syncthreads();
+      break;
+    case INS_BEGIN:
+      delay(P, obj, 0);
+      run_body(P, B, obj);
+      break;
+    case INS_END:
+      delay(P, obj, 1);
+      break;
+    }
+  }
+  return true;
+}
+
+extern "C" __global__ void __launch_bounds__(1024) mp_interp(Params P) {
+  __shared__ Blk B;
+  u32 worker = P.perm[blockIdx.x];
+  if (threadIdx.x == 0) {
+    u64 t0 = gtimer();
+    B.deadline = t0 + P.timeout_ns;
+    B.dynrun = 0;
+    B.worker = worker;
+    B.cursor = P.ndyn ? (u32)(((u64)worker * 7919u) % P.ndyn) : 0;
+    P.status[8 * (u64)worker + 5] = t0;
+    P.status[8 * (u64)worker + 1] = worker;
+  }
+  __syncthreads();
+  bool ok = run_thread(P, B, worker, true);
+  // Finished workers claim dynamic tasks until all have run.
+  while (ok && P.ndyn) {
+    if (threadIdx.x == 0) {
+      int res = 0, d = -1;
+      for (;;) {
+        if (ld_relaxed(&P.ctl[1]) >= P.ndyn) { res = ST_DONE; break; }
+        d = try_claim(P, B, false);
+        if (d >= 0) { res = 4; break; }
+        if (ld_relaxed(&P.ctl[0])) { res = ST_ABORTED; break; }
+        if (gtimer() > B.deadline) { res = ST_TIMEOUT; break; }
+        __nanosleep(100);
+      }
+      if (res == ST_TIMEOUT || res == ST_ABORTED) record(P, B, res, 0xffffffffu, 0, 0);
+      B.res = res;
+      B.dyn = d;
+    }
+    __syncthreads();
+    int res = B.res, d = B.dyn;
+    __syncthreads();
+    if (res == ST_DONE) break;
+    if (res != 4) { ok = false; break; }
+    ok = run_dyn(P, B, (u32)d);
+  }
+  if (threadIdx.x == 0) {
+    u64 *st = P.status + 8 * (u64)worker;
+    if (ok) st[0] = ST_DONE;
+    st[4] = B.dynrun;
+    st[6] = gtimer();
+  }
+}
+
+// mp_task runs one task's body with one block (the stream-launch baseline).
+extern "C" __global__ void __launch_bounds__(1024) mp_task(Params P, u32 t) {
+  __shared__ Blk B;
+  run_body(P, B, t);
+}
+
+extern "C" __global__ void mp_empty() {}

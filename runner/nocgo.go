@@ -1,0 +1,40 @@
+//go:build !cgo
+
+package runner
+
+import (
+	"context"
+	"time"
+
+	"github.com/megaproof/megaproof/schedule"
+)
+
+// Device is one CUDA device with the interpreter kernel loaded. In a build
+// without cgo no device can be opened.
+type Device struct{}
+
+// Info describes an opened device.
+type Info struct {
+	Name          string
+	SMs           int
+	Arch          string
+	Driver        int
+	NVRTC         string
+	Cooperative   bool
+	Compile       time.Duration
+	CompileCached bool
+}
+
+// Open returns ErrNoCGO: this build has no cgo.
+func Open() (*Device, error) { return nil, ErrNoCGO }
+
+// Info describes the device.
+func (d *Device) Info() Info { return Info{} }
+
+// Close does nothing.
+func (d *Device) Close() error { return nil }
+
+// Run returns ErrNoCGO: this build has no cgo.
+func (d *Device) Run(ctx context.Context, p *schedule.Program, opt Options) (*Outcome, error) {
+	return nil, ErrNoCGO
+}
