@@ -46,7 +46,8 @@ func lowerThreshold() *Operator {
 }
 
 // raiseThreshold sets one wait threshold to one past the largest value its
-// counter can reach (init plus every signal of the program).
+// counter can reach (init plus every signal of the program). Waits that are
+// already unreachable are not sites.
 //
 // Class: phantom producer — the threshold counts work that is never
 // emitted. Source: F4 (fleet-chiplet PR#6 split-KV chunks not dispatched,
@@ -56,7 +57,8 @@ func raiseThreshold() *Operator {
 	pred := func(p *schedule.Program) stepPred {
 		st := counterStats(p)
 		return func(p *schedule.Program, _ stepRef, s schedule.Step) bool {
-			return s.Kind == schedule.Wait && counterOK(p, s.Object) && st[s.Object].total < p.Counters[s.Object].Max()
+			c := s.Object
+			return s.Kind == schedule.Wait && counterOK(p, c) && s.Value <= st[c].total && st[c].total < p.Counters[c].Max()
 		}
 	}
 	return newOp("raise-threshold",
@@ -210,14 +212,37 @@ func signalEarly() *Operator {
 // Expect: deadlock (unsatisfiable or cycle), race (the real producer is no
 // longer awaited).
 func waitWrongCounter() *Operator {
-	return stepOp("wait-wrong-counter",
+	// A wait is a site when another counter's width holds its threshold.
+	pred := func(p *schedule.Program) stepPred {
+		n64 := 0
+		for _, c := range p.Counters {
+			if c.Width == 64 {
+				n64++
+			}
+		}
+		return func(p *schedule.Program, _ stepRef, s schedule.Step) bool {
+			if s.Kind != schedule.Wait || !counterOK(p, s.Object) {
+				return false
+			}
+			if s.Value <= 1<<32-1 {
+				return len(p.Counters) >= 2
+			}
+			if p.Counters[s.Object].Width == 64 {
+				return n64 >= 2
+			}
+			return n64 >= 1
+		}
+	}
+	return newOp("wait-wrong-counter",
 		"wrong event: a wait moved to another counter",
 		"F3",
 		[]string{"deadlock", "race", "uninitialized-read"},
-		func(p *schedule.Program, _ stepRef, s schedule.Step) bool {
-			return s.Kind == schedule.Wait && len(p.Counters) >= 2
-		},
-		func(q *schedule.Program, ref stepRef, r *rng) error {
+		func(p *schedule.Program) int { return countSteps(p, pred(p)) },
+		func(q *schedule.Program, site int, r *rng) error {
+			ref, ok := nthStep(q, pred(q), site)
+			if !ok {
+				return notApplicable("no step site %d", site)
+			}
 			s := ref.step(q)
 			var cands []int32
 			for c := range q.Counters {

@@ -84,16 +84,40 @@ func shiftTile() *Operator {
 					}
 				}
 			}
-			o := others[r.intn(len(others))]
-			moved := *a
-			moved.Offset = o.Offset + int64(r.below(min(a.Length, o.Length)))
-			if hi := lastRowStart(moved) + int64(moved.Length); hi > int64(q.Buffers[a.Buffer].Size) {
-				moved.Offset = o.Offset
+			// Try the seed-chosen partner first, then the others; for each, the
+			// seed-chosen offset inside it, its start, and one byte either side
+			// of its start. Prefer an offset that keeps the write in bounds.
+			size := int64(q.Buffers[a.Buffer].Size)
+			inBounds := func(off int64) bool {
+				moved := *a
+				moved.Offset = off
+				return off >= 0 && lastRowStart(moved)+int64(a.Length) <= size
 			}
-			if moved.Offset == a.Offset {
+			d := int64(r.below(a.Length))
+			start := r.intn(len(others))
+			fallback, haveFallback := int64(0), false
+			for k := range others {
+				o := others[(start+k)%len(others)]
+				m := int64(min(a.Length, o.Length))
+				for _, off := range []int64{o.Offset + d%m, o.Offset, o.Offset + 1, o.Offset - 1} {
+					// Row 0 of the moved write must overlap row 0 of o.
+					if off == a.Offset || off < -maxExtent || off > maxExtent ||
+						off+int64(a.Length) <= o.Offset || off >= o.Offset+int64(o.Length) {
+						continue
+					}
+					if inBounds(off) {
+						a.Offset = off
+						return nil
+					}
+					if !haveFallback {
+						fallback, haveFallback = off, true
+					}
+				}
+			}
+			if !haveFallback {
 				return notApplicable("write already at offset %d", a.Offset)
 			}
-			*a = moved
+			a.Offset = fallback
 			return nil
 		})
 }
