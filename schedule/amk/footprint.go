@@ -46,14 +46,14 @@ func satMul(a, b int64) int64 {
 		return 0
 	}
 	neg := (a < 0) != (b < 0)
-	ua, ub := abs(a), abs(b)
+	ua, ub := mag(a), mag(b)
 	if ua > sat || ub > sat || ua > sat/ub {
 		if neg {
 			return -sat
 		}
 		return sat
 	}
-	v := ua * ub
+	v := int64(ua * ub)
 	if neg {
 		return -v
 	}
@@ -72,11 +72,12 @@ func satAdd(a, b int64) int64 {
 	return v
 }
 
-func abs(a int64) int64 {
+// mag is |a|, exact even for math.MinInt64.
+func mag(a int64) uint64 {
 	if a < 0 {
-		return -a
+		return uint64(-(a + 1)) + 1
 	}
-	return a
+	return uint64(a)
 }
 
 // floorDiv8 and ceilDiv8 divide by 8 rounding toward -inf and +inf.
