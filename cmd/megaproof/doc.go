@@ -1,0 +1,46 @@
+// Command megaproof proves GPU megakernel schedules free of deadlocks and
+// data races before they are launched.
+//
+// Usage:
+//
+//	megaproof verify [--json] [FILE...]
+//	megaproof explain [CODE]
+//	megaproof dot FILE
+//	megaproof schema [result|program]
+//	megaproof corpus
+//
+// # verify
+//
+// verify reads each FILE, megaproof JSON (format "megaproof/v1") or
+// AutoMegaKernel IR JSON (told apart by content), and prints its verdict:
+// safe, unsafe (with findings and replayable witnesses), invalid (with the
+// JSON path of each problem) or inconclusive (with the bound that was hit).
+// With no FILE it verifies an embedded default schedule, a Llama-family
+// decode megakernel, so a newcomer sees the tool work at once.
+//
+// With --json it prints one JSON object per file:
+//
+//	{"file": "...", "format": "megaproof/v1", "verdict": "unsafe",
+//	 "findings": [{"code": "race.raw", "message": "...", "tasks": ["a", "b"],
+//	               "witness": [{"thread": 0, "step": 2}, ...]}],
+//	 "stats": {...}}
+//
+// Task names, not indices, identify tasks. `megaproof schema` prints the JSON
+// Schema of these objects.
+//
+// # Exit status
+//
+// 0 when every file is safe, 1 when some file is unsafe, 2 for invalid input
+// or bad usage, 3 when some file is inconclusive and none is unsafe. Invalid
+// input takes precedence over everything but unsafe: a batch with an unsafe
+// file exits 1.
+//
+// # Other commands
+//
+// explain prints the documentation of a finding code (all codes without an
+// argument). dot prints the task graph in Graphviz form: tasks are nodes,
+// edges run from signalling tasks to the tasks that wait on their counter
+// (and through barriers and semaphores), and each worker's static queue is
+// a cluster. schema prints the JSON Schema of verify's --json output, or of
+// the megaproof/v1 program format. corpus will run the regression corpus.
+package main
