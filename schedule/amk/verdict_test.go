@@ -1,0 +1,122 @@
+package amk_test
+
+import (
+	"context"
+	"slices"
+	"testing"
+
+	"github.com/megaproof/megaproof/schedule/amk"
+	"github.com/megaproof/megaproof/verify"
+)
+
+// TestVerdicts runs the verifier on mapped AMK programs: the testdata
+// programs are safe, and one fault injected in the AMK JSON yields the
+// finding it should.
+func TestVerdicts(t *testing.T) {
+	cases := []struct {
+		name, file string
+		edit       func(doc map[string]any)
+		verdict    verify.Verdict
+		codes      []string // one of these must be found (unsafe only)
+	}{
+		{name: "IR_SPEC example", file: "ir_spec.json", verdict: verify.Safe},
+		{name: "split-KV attention, pinned shards", file: "split_kv.json", verdict: verify.Safe},
+		{name: "split-KV, permuted non-dense ids", file: "split_kv_permuted.json", verdict: verify.Safe},
+		{name: "attention over prior KV rows", file: "kv_prior.json", verdict: verify.Safe},
+		{name: "batched GEMM and rank-4 KV", file: "batched.json", verdict: verify.Safe},
+		{name: "asymmetric int4 GEMV tiles", file: "gemv_asym.json", verdict: verify.Safe},
+		{
+			name: "wrong threshold", file: "split_kv.json",
+			edit:    func(d map[string]any) { obj(d, "tasks", 9, "waits", 0)["threshold"] = 2 },
+			verdict: verify.Unsafe, codes: []string{verify.CodeDeadlockUnsatisfiable},
+		},
+		{
+			name: "GEMV tile beyond its buffer", file: "ir_spec.json",
+			edit:    func(d map[string]any) { obj(d, "tasks", 1, "params")["n_off"] = 8 },
+			verdict: verify.Unsafe, codes: []string{verify.CodeOutOfBounds},
+		},
+		{
+			name: "negative n_off", file: "gemv_asym.json",
+			edit:    func(d map[string]any) { obj(d, "tasks", 0, "params")["n_off"] = -16 },
+			verdict: verify.Unsafe, codes: []string{verify.CodeOutOfBounds},
+		},
+		{
+			name: "KV pos beyond the cache", file: "kv_prior.json",
+			edit:    func(d map[string]any) { obj(d, "tasks", 0, "params")["pos"] = 32 },
+			verdict: verify.Unsafe, codes: []string{verify.CodeOutOfBounds},
+		},
+		{
+			name: "missing wait on the KV append", file: "split_kv.json",
+			// Shard 2 reads rows [28, 41), which include row 40 appended by
+			// task 4 and 5; drop its waits on the appends.
+			edit: func(d map[string]any) {
+				obj(d, "tasks", 8)["waits"] = []any{map[string]any{"counter": 0, "threshold": 2}}
+			},
+			verdict: verify.Unsafe, codes: []string{verify.CodeRaceRAW},
+		},
+		{
+			name: "attention over the row being appended", file: "kv_prior.json",
+			edit:    func(d map[string]any) { obj(d, "tasks", 2, "params")["kv_len"] = 8 },
+			verdict: verify.Unsafe, codes: []string{verify.CodeRaceRAW},
+		},
+		{
+			name: "partial wait on a shared counter", file: "split_kv.json",
+			edit:    func(d map[string]any) { obj(d, "tasks", 6, "waits", 0)["threshold"] = 1 },
+			verdict: verify.Unsafe, codes: []string{verify.CodeRaceRAW, verify.CodeUninitializedRead},
+		},
+		{
+			name: "counter init lets a reader run early", file: "ir_spec.json",
+			edit:    func(d map[string]any) { obj(d, "counters", 0)["init"] = 1 },
+			verdict: verify.Unsafe, codes: []string{verify.CodeRaceRAW, verify.CodeUninitializedRead},
+		},
+		{
+			name: "write to a weight", file: "ir_spec.json",
+			edit:    func(d map[string]any) { obj(d, "tasks", 1)["outputs"] = []any{1} },
+			verdict: verify.Unsafe, codes: []string{verify.CodeReadonlyWrite},
+		},
+		{
+			name: "missing GEMV tile", file: "gemv_asym.json",
+			edit:    func(d map[string]any) { d["tasks"] = at(d, "tasks").([]any)[:2] },
+			verdict: verify.Unsafe, codes: []string{verify.CodeOutputUnwritten},
+		},
+		{
+			name: "per-SM queue order deadlock", file: "split_kv.json",
+			// The combine, pinned to SM 0 ahead of shard 0 in task-list
+			// order, waits for shard 0, which SM 0 only reaches after it.
+			edit: func(d map[string]any) {
+				ts := at(d, "tasks").([]any)
+				comb := obj(ts[9])
+				comb["sm"] = 0
+				d["tasks"] = append(append(append([]any{}, ts[:6]...), comb), ts[6:9]...)
+			},
+			verdict: verify.Unsafe, codes: []string{verify.CodeDeadlockCycle},
+		},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			data := edit(t, c.file, func(d map[string]any) {
+				if c.edit != nil {
+					c.edit(d)
+				}
+			})
+			p, err := amk.Unmarshal(data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, err := verify.Run(context.Background(), p, verify.Config{Sanity: true})
+			if err != nil {
+				t.Fatalf("verify: %v", err)
+			}
+			var codes []string
+			for _, f := range r.Findings {
+				codes = append(codes, f.Code)
+			}
+			if r.Verdict != c.verdict {
+				t.Fatalf("verdict %v, want %v; findings %v", r.Verdict, c.verdict, r.Findings)
+			}
+			if len(c.codes) > 0 && !slices.ContainsFunc(codes, func(code string) bool { return slices.Contains(c.codes, code) }) {
+				t.Errorf("findings %v, want one of %v", codes, c.codes)
+			}
+		})
+	}
+}
