@@ -390,7 +390,7 @@ func TestCheckWitness(t *testing.T) {
 		{"deadlock-not-stuck", dl, "deadlock.cycle", []int{1}, run(0, 0, 2), "does not end in a deadlock", "worker 0 can still signal"},
 		{"deadlock-bad-trace", dl, "deadlock.cycle", []int{1}, []schedule.Event{ev(1, 0)}, "below 2", "replay refusals propagate"},
 		{"occupancy-static", over, "occupancy", nil, nil, "", "cooperative launch of 2 workers on capacity 1"},
-		{"occupancy-static-fits", handoff(t, true), "occupancy", nil, nil, "needs a cooperative launch beyond capacity", "the launch fits"},
+		{"occupancy-static-fits", handoff(t, true), "occupancy", nil, nil, "does not end in a deadlock", "the launch fits and the empty trace is not stuck"},
 		{"occupancy-trace", occ, "occupancy", []int{1}, run(0, 0, 2), "", "worker 0 holds the only slot waiting for worker 1"},
 		{"race", race, "race.waw", []int{0, 1}, cat(run(1, 0, 1), run(2, 0, 1)), "", "both bodies begun, unordered"},
 		{"race-one-begun", race, "race.waw", []int{0, 1}, run(1, 0, 1), "does not begin both bodies", "w1 never began"},

@@ -1,0 +1,461 @@
+// Package defcheck is the slow definitional checker that tests hold the
+// verifier to. It shares no code with package verify: it works on
+// schedule.Lower's normal form, runs one naive withhold-run per question
+// (no clocks, no heaps, no sweeps), and decides happens-before by trying
+// every order in which tainted releases may reach their objects.
+//
+// It decides programs without semaphores, at sizes where one run per
+// conflicting pair is affordable (hundreds of tasks).
+package defcheck
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/megaproof/megaproof/schedule"
+)
+
+// ErrSemaphores is returned for programs with semaphores.
+var ErrSemaphores = errors.New("defcheck: programs with semaphores are out of scope")
+
+// ErrBudget is returned when a happens-before question needed more
+// branches than the budget allows.
+var ErrBudget = errors.New("defcheck: branch budget exhausted")
+
+// Families returns the sorted set of finding families (the part of each
+// code before the dot) of a valid program.
+func Families(p *schedule.Program) ([]string, error) {
+	c := &checker{p: p, f: schedule.Lower(p)}
+	for _, th := range c.f.Threads {
+		for _, op := range th.Ops {
+			if op.Kind == schedule.OpAcquire || op.Kind == schedule.OpRelease {
+				return nil, ErrSemaphores
+			}
+		}
+	}
+	fam := map[string]bool{}
+	if err := c.check(fam); err != nil {
+		return nil, err
+	}
+	var out []string
+	for k := range fam {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+type checker struct {
+	p *schedule.Program
+	f *schedule.Form
+}
+
+// state is a naive execution state.
+type state struct {
+	pos      []int
+	val      []uint64 // counters
+	arr      []uint64 // barrier arrivals
+	started  int
+	finished int
+	order    [][2]int // executed (thread, step)
+}
+
+func (c *checker) initial() *state {
+	s := &state{pos: make([]int, len(c.f.Threads)), val: make([]uint64, len(c.p.Counters)), arr: make([]uint64, len(c.p.Barriers))}
+	for i, k := range c.p.Counters {
+		s.val[i] = k.Init
+	}
+	c.startWorkers(s, c.capacity())
+	return s
+}
+
+func (c *checker) capacity() int {
+	if c.p.Launch.Cooperative {
+		return c.f.Workers
+	}
+	return c.p.Launch.Capacity()
+}
+
+func (c *checker) startWorkers(s *state, capacity int) {
+	for s.started < c.f.Workers && s.started-s.finished < capacity {
+		if len(c.f.Threads[s.started].Ops) == 0 {
+			s.finished++
+		}
+		s.started++
+	}
+}
+
+func (c *checker) enabled(s *state, t int) bool {
+	th := c.f.Threads[t]
+	if s.pos[t] >= len(th.Ops) || (t < c.f.Workers && t >= s.started) {
+		return false
+	}
+	op := th.Ops[s.pos[t]]
+	switch op.Kind {
+	case schedule.OpWait:
+		return s.val[op.Object] >= op.Value
+	case schedule.OpAwait:
+		return s.arr[op.Object] >= op.Value
+	}
+	return true
+}
+
+func (c *checker) exec(s *state, t int, capacity int) {
+	op := c.f.Threads[t].Ops[s.pos[t]]
+	switch op.Kind {
+	case schedule.OpSignal:
+		s.val[op.Object] += op.Value
+		if s.val[op.Object] < op.Value {
+			s.val[op.Object] = ^uint64(0)
+		}
+	case schedule.OpArrive:
+		s.arr[op.Object]++
+	}
+	s.order = append(s.order, [2]int{t, s.pos[t]})
+	s.pos[t]++
+	if t < c.f.Workers && s.pos[t] == len(c.f.Threads[t].Ops) {
+		s.finished++
+		c.startWorkers(s, capacity)
+	}
+}
+
+// fixpoint runs every enabled step of unfrozen threads (frozen[t] = step
+// before which thread t stops; -1 means not frozen) until none is left.
+func (c *checker) fixpoint(s *state, frozen []int, capacity int) {
+	for moved := true; moved; {
+		moved = false
+		for t := range c.f.Threads {
+			for c.enabled(s, t) && (frozen == nil || frozen[t] < 0 || s.pos[t] < frozen[t]) {
+				c.exec(s, t, capacity)
+				moved = true
+			}
+		}
+	}
+}
+
+func (c *checker) done(s *state, t, step int) bool { return s.pos[t] > step }
+
+func (c *checker) unfinished(s *state) bool {
+	for t, th := range c.f.Threads {
+		if s.pos[t] < len(th.Ops) {
+			return true
+		}
+	}
+	return false
+}
+
+// body locates each task's Begin step.
+func (c *checker) bodies() (thread, begin []int) {
+	thread = make([]int, len(c.p.Tasks))
+	begin = make([]int, len(c.p.Tasks))
+	for t, th := range c.f.Threads {
+		for i, op := range th.Ops {
+			if op.Kind == schedule.OpBegin {
+				thread[op.Task], begin[op.Task] = t, i
+			}
+		}
+	}
+	return thread, begin
+}
+
+func (c *checker) check(fam map[string]bool) error {
+	p := c.p
+	// Static families.
+	l := p.Launch
+	if l.Cooperative && l.Workers > l.Capacity() {
+		fam["occupancy"] = true
+	}
+	for _, t := range p.Tasks {
+		for _, a := range append(append([]schedule.Access(nil), t.Reads...), t.Writes...) {
+			for lo, hi := range a.Spans() {
+				if lo < 0 || uint64(hi) > p.Buffers[a.Buffer].Size {
+					fam["out-of-bounds"] = true
+				}
+			}
+		}
+		for _, a := range t.Writes {
+			if p.Buffers[a.Buffer].Kind.ReadOnly() {
+				fam["readonly-write"] = true
+			}
+		}
+	}
+	for bi, b := range p.Buffers {
+		if b.Kind != schedule.KindOutput {
+			continue
+		}
+		seen := make([]bool, b.Size)
+		for _, t := range p.Tasks {
+			for _, a := range t.Writes {
+				if int(a.Buffer) != bi {
+					continue
+				}
+				for lo, hi := range a.Spans() {
+					for x := max(lo, 0); x < min(hi, int64(b.Size)); x++ {
+						seen[x] = true
+					}
+				}
+			}
+		}
+		if slices.Contains(seen, false) {
+			fam["output-unwritten"] = true
+		}
+	}
+	// Progress.
+	s := c.initial()
+	c.fixpoint(s, nil, c.capacity())
+	for ci, k := range p.Counters {
+		if s.val[ci] > k.Max() {
+			fam["counter-overflow"] = true
+		}
+	}
+	if c.unfinished(s) {
+		all := c.initial()
+		c.startWorkers(all, c.f.Workers)
+		c.fixpoint(all, nil, c.f.Workers)
+		if c.unfinished(all) {
+			fam["deadlock"] = true
+		} else {
+			fam["occupancy"] = true
+		}
+	}
+	// Races and uninitialized reads over bodies that run.
+	thread, begin := c.bodies()
+	ran := func(task int) bool { return c.done(s, thread[task], begin[task]) }
+	for a := range p.Tasks {
+		for b := a + 1; b < len(p.Tasks); b++ {
+			if !ran(a) || !ran(b) || thread[a] == thread[b] || !schedule.Conflict(p, a, b) {
+				continue
+			}
+			ab := c.mustPrecede(a, b, thread, begin)
+			ba := c.mustPrecede(b, a, thread, begin)
+			if !ab && !ba {
+				fam["race"] = true
+				continue
+			}
+			first, second := a, b
+			if ba {
+				first, second = b, a
+			}
+			clean, err := c.canBeClean([]int{first}, second, thread, begin)
+			if err != nil {
+				return err
+			}
+			if clean {
+				fam["race"] = true
+			}
+		}
+	}
+	for r := range p.Tasks {
+		if !ran(r) {
+			continue
+		}
+		un, err := c.uninitialized(r, thread, begin)
+		if err != nil {
+			return err
+		}
+		if un {
+			fam["uninitialized-read"] = true
+		}
+	}
+	return nil
+}
+
+// mustPrecede reports whether task a's body must end before task b's body
+// begins in every execution: b cannot begin with a's thread frozen before
+// a's End.
+func (c *checker) mustPrecede(a, b int, thread, begin []int) bool {
+	s := c.initial()
+	frozen := make([]int, len(c.f.Threads))
+	for i := range frozen {
+		frozen[i] = -1
+	}
+	frozen[thread[a]] = begin[a] + 1 // Begin may run, End may not
+	c.fixpoint(s, frozen, c.capacity())
+	return !c.done(s, thread[b], begin[b])
+}
+
+// uninitialized reports whether some byte that task r reads from a scratch
+// or output buffer can be read with no same-buffer writer of it ordered
+// before r.
+func (c *checker) uninitialized(r int, thread, begin []int) (bool, error) {
+	p := c.p
+	for _, rd := range p.Tasks[r].Reads {
+		k := p.Buffers[rd.Buffer].Kind
+		if k != schedule.KindScratch && k != schedule.KindOutput {
+			continue
+		}
+		for lo, hi := range rd.Spans() {
+			for x := lo; x < hi; x++ {
+				var writers []int
+				for w := range p.Tasks {
+					if w == r {
+						continue
+					}
+					for _, wr := range p.Tasks[w].Writes {
+						if wr.Buffer != rd.Buffer {
+							continue
+						}
+						for wl, wh := range wr.Spans() {
+							if wl <= x && x < wh {
+								writers = append(writers, w)
+							}
+						}
+					}
+				}
+				clean, err := c.canBeClean(writers, r, thread, begin)
+				if err != nil || clean {
+					return clean, err
+				}
+			}
+		}
+	}
+	return false, nil
+}
+
+// canBeClean reports whether some execution begins task target's body with
+// no source body happening before it. It tries every order in which
+// objects can be poisoned (receive a release whose release point follows a
+// source), running everything else eagerly in between.
+func (c *checker) canBeClean(sources []int, target int, thread, begin []int) (bool, error) {
+	budget := 4096
+	g := &taintState{state: c.initial(), tainted: make([]bool, len(c.f.Threads)), pend: make([]bool, len(c.f.Threads)), poisoned: map[int]bool{}, lastFence: make([]int, len(c.f.Threads))}
+	for i := range g.lastFence {
+		g.lastFence[i] = -1
+	}
+	isSource := map[int]bool{}
+	for _, s := range sources {
+		isSource[s] = true
+	}
+	var try func(g *taintState) (bool, error)
+	try = func(g *taintState) (bool, error) {
+		budget--
+		if budget < 0 {
+			return false, ErrBudget
+		}
+		held := c.eager(g, isSource)
+		if g.pos[thread[target]] > begin[target] {
+			return !g.taintedBegin[target], nil
+		}
+		var objs []int
+		for o := range held {
+			objs = append(objs, o)
+		}
+		slices.Sort(objs)
+		for _, o := range objs {
+			n := g.clone()
+			n.poisoned[o] = true
+			ok, err := try(n)
+			if ok || err != nil {
+				return ok, err
+			}
+		}
+		return false, nil
+	}
+	return try(g)
+}
+
+type taintState struct {
+	*state
+	tainted   []bool // thread tainted from its current position on
+	pend      []bool // a relaxed wait observed a poisoned object
+	poisoned  map[int]bool
+	lastFence []int // step of the latest cross-worker fence, or -1
+	taintedAt map[[2]int]bool
+	taintedBegin   map[int]bool // per task: whether its Begin ran tainted
+}
+
+func (g *taintState) clone() *taintState {
+	s := *g.state
+	s.pos = slices.Clone(g.pos)
+	s.val = slices.Clone(g.val)
+	s.arr = slices.Clone(g.arr)
+	s.order = slices.Clone(g.order)
+	n := &taintState{state: &s, tainted: slices.Clone(g.tainted), pend: slices.Clone(g.pend), poisoned: map[int]bool{}, lastFence: slices.Clone(g.lastFence), taintedAt: map[[2]int]bool{}, taintedBegin: map[int]bool{}}
+	for k, v := range g.poisoned {
+		n.poisoned[k] = v
+	}
+	for k, v := range g.taintedAt {
+		n.taintedAt[k] = v
+	}
+	for k, v := range g.taintedBegin {
+		n.taintedBegin[k] = v
+	}
+	return n
+}
+
+// eager runs everything it can except releases whose release point is
+// tainted on objects not yet poisoned, and returns those objects.
+// Object ids: counters as is, barriers offset by the counter count.
+func (c *checker) eager(g *taintState, isSource map[int]bool) map[int]bool {
+	if g.taintedAt == nil {
+		g.taintedAt = map[[2]int]bool{}
+		g.taintedBegin = map[int]bool{}
+	}
+	nc := len(c.p.Counters)
+	for {
+		held := map[int]bool{}
+		moved := false
+		for t, th := range c.f.Threads {
+			for c.enabled(g.state, t) {
+				i := g.pos[t]
+				op := th.Ops[i]
+				obj := -1
+				releasing, rpTainted := false, false
+				switch op.Kind {
+				case schedule.OpSignal:
+					obj = int(op.Object)
+					if op.Scope.CrossWorker() {
+						if !op.Relaxed {
+							releasing, rpTainted = true, g.tainted[t]
+						} else if g.lastFence[t] >= 0 {
+							releasing, rpTainted = true, g.taintedAt[[2]int{t, g.lastFence[t]}]
+						}
+					}
+				case schedule.OpArrive:
+					obj = nc + int(op.Object)
+					releasing, rpTainted = true, g.tainted[t]
+				}
+				if releasing && rpTainted && !g.poisoned[obj] {
+					held[obj] = true
+					break
+				}
+				switch op.Kind {
+				case schedule.OpWait:
+					if op.Scope.CrossWorker() && g.poisoned[int(op.Object)] {
+						if !op.Relaxed {
+							g.tainted[t] = true
+						} else {
+							g.pend[t] = true
+						}
+					}
+				case schedule.OpAwait:
+					if g.poisoned[nc+int(op.Object)] {
+						g.tainted[t] = true
+					}
+				case schedule.OpFence:
+					if op.Scope.CrossWorker() {
+						if g.pend[t] {
+							g.tainted[t] = true
+						}
+						g.lastFence[t] = i
+					}
+				case schedule.OpBegin:
+					if isSource[int(op.Task)] {
+						g.tainted[t] = true
+					}
+					g.taintedBegin[int(op.Task)] = g.tainted[t]
+				}
+				g.taintedAt[[2]int{t, i}] = g.tainted[t]
+				c.exec(g.state, t, c.capacity())
+				moved = true
+			}
+		}
+		if !moved {
+			return held
+		}
+	}
+}
+
+// String describes the checker, for test logs.
+func (c *checker) String() string { return fmt.Sprintf("defcheck(%d tasks)", len(c.p.Tasks)) }
