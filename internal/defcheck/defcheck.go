@@ -357,12 +357,12 @@ func (c *checker) canBeClean(sources []int, target int, thread, begin []int) (bo
 
 type taintState struct {
 	*state
-	tainted   []bool // thread tainted from its current position on
-	pend      []bool // a relaxed wait observed a poisoned object
-	poisoned  map[int]bool
-	lastFence []int // step of the latest cross-worker fence, or -1
-	taintedAt map[[2]int]bool
-	taintedBegin   map[int]bool // per task: whether its Begin ran tainted
+	tainted      []bool // thread tainted from its current position on
+	pend         []bool // a relaxed wait observed a poisoned object
+	poisoned     map[int]bool
+	lastFence    []int // step of the latest cross-worker fence, or -1
+	taintedAt    map[[2]int]bool
+	taintedBegin map[int]bool // per task: whether its Begin ran tainted
 }
 
 func (g *taintState) clone() *taintState {
