@@ -21,7 +21,9 @@ func (m *mapper) tasks(n *node) {
 		return
 	}
 	ids := map[int64]int{}
-	m.p.Tasks = make([]schedule.Task, 0, len(list))
+	if len(list) > 0 {
+		m.p.Tasks = make([]schedule.Task, 0, len(list))
+	}
 	for i, tn := range list {
 		m.task(tn, fmt.Sprintf("$.tasks[%d]", i), i, ids)
 	}
