@@ -80,12 +80,10 @@ func runVerify(args []string, stdout, stderr io.Writer) int {
 	for _, r := range reports {
 		status = worse(status, exitStatus(r.Verdict))
 		if *jsonOut {
-			b, err := json.Marshal(r)
-			if err != nil {
+			if err := writeJSON(stdout, r); err != nil {
 				fmt.Fprintf(stderr, "megaproof: %v\n", err)
 				return exitInvalid
 			}
-			stdout.Write(append(b, '\n'))
 		} else {
 			writeText(stdout, r)
 		}
@@ -228,6 +226,14 @@ func invalidReport(file string, err error) *report {
 		r.Findings = append(r.Findings, reportFinding{Code: schedule.CodeSyntax, Message: err.Error(), Path: "$"})
 	}
 	return r
+}
+
+// writeJSON writes a report as one line of JSON, without escaping <, > and
+// & (messages quote thresholds such as "ready >= 2").
+func writeJSON(w io.Writer, r *report) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	return enc.Encode(r)
 }
 
 // writeText renders a report for people: a verdict line, then one line per
