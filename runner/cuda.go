@@ -721,3 +721,114 @@ func (d *Device) runSession(s *session, opt Options) (*Outcome, error) {
 	}
 	return out, nil
 }
+
+// timeEmpty returns the mean time of n back-to-back empty launches.
+func (d *Device) timeEmpty(n int) (time.Duration, error) {
+	leave, err := d.enter()
+	if err != nil {
+		return 0, err
+	}
+	defer leave()
+	C.mp_launch0(d.empty, d.stream)
+	C.mp_stream_sync(d.stream)
+	C.mp_event_record(d.ev0, d.stream)
+	for i := 0; i < n; i++ {
+		if err := check("cuLaunchKernel", C.mp_launch0(d.empty, d.stream)); err != nil {
+			return 0, err
+		}
+	}
+	C.mp_event_record(d.ev1, d.stream)
+	if err := check("sync", C.mp_event_sync(d.ev1)); err != nil {
+		return 0, err
+	}
+	var ms C.float
+	C.mp_event_elapsed(&ms, d.ev0, d.ev1)
+	return time.Duration(float64(ms) * 1e6 / float64(n)), nil
+}
+
+// baseline runs every task body of p as its own one-block launch on one
+// stream, in task-list order (a valid order for the chain and fan-out
+// programs it is used on), reps times, and then as one CUDA graph
+// captured from those launches, reps times. It returns the event-timed
+// durations and the buffers of the last stream and graph runs.
+func (d *Device) baseline(p *schedule.Program, reps int) (stream, graph []time.Duration, sb, gb map[string][]byte, err error) {
+	e, err := Encode(p)
+	if err != nil {
+		return nil, nil, nil, nil, err
+	}
+	leave, err := d.enter()
+	if err != nil {
+		return nil, nil, nil, nil, err
+	}
+	defer leave()
+	s, err := d.newSession(e)
+	if err != nil {
+		return nil, nil, nil, nil, err
+	}
+	defer s.mem.free()
+	launchAll := func() error {
+		for t := range p.Tasks {
+			if err := check("cuLaunchKernel", C.mp_launch(d.task, 1, 128, 0, d.stream, unsafe.Pointer(&s.params[0]), 0, 1, C.uint(t))); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	timed := func(launch func() error) (time.Duration, error) {
+		if err := s.reset(Options{}); err != nil {
+			return 0, err
+		}
+		C.mp_event_record(d.ev0, d.stream)
+		if err := launch(); err != nil {
+			return 0, err
+		}
+		C.mp_event_record(d.ev1, d.stream)
+		if err := check("sync", C.mp_event_sync(d.ev1)); err != nil {
+			return 0, err
+		}
+		var ms C.float
+		C.mp_event_elapsed(&ms, d.ev0, d.ev1)
+		return time.Duration(float64(ms) * 1e6), nil
+	}
+	heap := make([]byte, e.HeapBytes)
+	for i := 0; i < reps; i++ {
+		t, err := timed(launchAll)
+		if err != nil {
+			return nil, nil, nil, nil, err
+		}
+		stream = append(stream, t)
+	}
+	if err := dtoh(heap, s.heap); err != nil {
+		return nil, nil, nil, nil, err
+	}
+	sb = e.Buffers(heap)
+	if err := check("cuStreamBeginCapture", C.mp_capture_begin(d.stream)); err != nil {
+		return nil, nil, nil, nil, err
+	}
+	lerr := launchAll()
+	var g C.CUgraph
+	if err := check("cuStreamEndCapture", C.mp_capture_end(d.stream, &g)); err != nil {
+		return nil, nil, nil, nil, err
+	}
+	if lerr != nil {
+		C.mp_graph_destroy(g)
+		return nil, nil, nil, nil, lerr
+	}
+	defer C.mp_graph_destroy(g)
+	var x C.CUgraphExec
+	if err := check("cuGraphInstantiate", C.mp_graph_inst(&x, g)); err != nil {
+		return nil, nil, nil, nil, err
+	}
+	defer C.mp_graph_exec_destroy(x)
+	for i := 0; i < reps; i++ {
+		t, err := timed(func() error { return check("cuGraphLaunch", C.mp_graph_launch(x, d.stream)) })
+		if err != nil {
+			return nil, nil, nil, nil, err
+		}
+		graph = append(graph, t)
+	}
+	if err := dtoh(heap, s.heap); err != nil {
+		return nil, nil, nil, nil, err
+	}
+	return stream, graph, sb, e.Buffers(heap), nil
+}
