@@ -3,8 +3,9 @@
 // schedule/ir.py as its reference), into a [schedule.Program] with op-aware
 // memory footprints, so megaproof can verify AMK schedules directly.
 //
-// [Detect] tells AMK IR from megaproof JSON by its top-level keys;
-// [Unmarshal] and [Decode] map it. Errors are a *[schedule.Error] whose
+// [Detect] tells AMK IR from megaproof JSON by its top-level keys (a
+// truncated AMK document is still detected, so that [Unmarshal] reports the
+// syntax error); [Unmarshal] and [Decode] map it. Errors are a *[schedule.Error] whose
 // diagnostics carry invalid.* codes and JSON paths into the AMK document.
 //
 // # Tasks and synchronization
@@ -20,8 +21,10 @@
 //
 // A task with sm set is pinned to worker sm; each worker runs its pinned
 // tasks in task-list order (AMK's IR_SPEC per-SM queue). A task with sm
-// null or absent is dynamic ([schedule.Dynamic]): AMK's loader would place
-// such tasks itself, so megaproof checks every placement.
+// null or absent is dynamic ([schedule.Dynamic]) and runs once ready. AMK's
+// loader places unpinned tasks itself after validation (along a topological
+// order, or on SM 0 when other tasks are pinned); that placement is not in
+// the IR, so the mapping does not guess it.
 //
 // The launch has one worker per SM of target.num_sms, one co-resident
 // worker per SM, and is cooperative unless target.supports_cooperative is
@@ -77,7 +80,8 @@
 // 2^32-1; a counter init outside uint32; more than [MaxInputs] inputs,
 // [MaxOutputs] outputs or [MaxWaits] waits, or a rank above [MaxRank] (AMK's
 // ABI capacities); a dimension below 1 or a buffer over 2^56 bytes; an
-// unknown kind, dtype, memory space or opcode; a negative sm; a missing or
+// unknown kind, dtype, memory space or opcode; a negative sm; a target
+// without a positive num_sms; a missing or
 // non-int32 footprint param (n_off, N_tile, pos, kv_start, kv_len), or a
 // zero or negative N_tile or kv_len; an ir_version or abi_version whose
 // major is not [IRMajor]. AMK's per-op arity table is not enforced (AMK's

@@ -28,6 +28,15 @@ var kindNames = map[byte]string{'o': "an object", 'a': "an array", 's': "a strin
 // Python reader silently keeps the last one, which makes such a file mean
 // two different things to two readers.
 func parse(data []byte) (*node, *schedule.Diagnostic) {
+	if json.Valid(data) {
+		return parseFast(data)
+	}
+	return parseSlow(data)
+}
+
+// parseSlow parses with json.Decoder's token API, which locates syntax
+// errors; it is used only for input that json.Valid rejects.
+func parseSlow(data []byte) (*node, *schedule.Diagnostic) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	root, d := parseValue(dec, "$", 0)

@@ -1,0 +1,108 @@
+package amk_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"testing"
+
+	"github.com/megaproof/megaproof/schedule/amk"
+)
+
+// llamaIR builds AMK IR JSON shaped like AMK's decode lowering of a
+// Llama-family model: per layer RMSNORM, q/k/v GEMV tiles, two KV_APPENDs,
+// attention, o tiles, ADD, RMSNORM, gate/up tiles, SILU_MUL, down tiles,
+// ADD; every tiled projection shares one counter that its consumer
+// all-joins.
+func llamaIR(layers, hidden, inter, kvDim, nTile, pos int) []byte {
+	type wait struct {
+		Counter   int `json:"counter"`
+		Threshold int `json:"threshold"`
+	}
+	var bufs, ctrs, tasks []map[string]any
+	buf := func(name, kind string, shape ...int) int {
+		bufs = append(bufs, map[string]any{"id": len(bufs), "name": name, "kind": kind, "dtype": "F16", "shape": shape, "space": "HBM", "source": nil})
+		return len(bufs) - 1
+	}
+	ctr := func() int {
+		ctrs = append(ctrs, map[string]any{"id": len(ctrs), "init": 0, "note": ""})
+		return len(ctrs) - 1
+	}
+	add := func(op string, in, out []int, c int, ws []wait, params map[string]any) {
+		if ws == nil {
+			ws = []wait{}
+		}
+		tasks = append(tasks, map[string]any{"id": len(tasks), "op": op, "inputs": in, "outputs": out, "out_counter": c, "waits": ws, "params": params, "sm": nil, "est_bytes": 0, "est_flops": 0, "label": ""})
+	}
+	type ready struct{ c, k int }
+	linear := func(x int, xr ready, name string, K, N int) (int, ready) {
+		w := buf(name+".w", "WEIGHT", N, K)
+		o := buf(name, "ACTIVATION", 1, N)
+		c := ctr()
+		n := 0
+		for off := 0; off < N; off += nTile {
+			add("GEMV_TILE", []int{x, w}, []int{o}, c, []wait{{xr.c, xr.k}}, map[string]any{"K": K, "N_tile": min(nTile, N-off), "n_off": off})
+			n++
+		}
+		return o, ready{c, n}
+	}
+	single := func(op string, in []int, rs []ready, name string, shape []int, params map[string]any) (int, ready) {
+		o := buf(name, "ACTIVATION", shape...)
+		c := ctr()
+		var ws []wait
+		for _, r := range rs {
+			ws = append(ws, wait{r.c, r.k})
+		}
+		add(op, in, []int{o}, c, ws, params)
+		return o, ready{c, 1}
+	}
+	tok := buf("token", "IO_INPUT", 1)
+	emb := buf("embed.w", "WEIGHT", 32000, hidden)
+	x, xr := single("EMBED", []int{tok, emb}, nil, "h0", []int{1, hidden}, map[string]any{"hidden": hidden})
+	for l := range layers {
+		p := fmt.Sprintf("L%d.", l)
+		nw := buf(p+"norm1.w", "WEIGHT", hidden)
+		n1, n1r := single("RMSNORM", []int{x, nw}, []ready{xr}, p+"norm1", []int{1, hidden}, map[string]any{"eps": 1e-5, "hidden": hidden})
+		q, qr := linear(n1, n1r, p+"q", hidden, hidden)
+		k, kr := linear(n1, n1r, p+"k", hidden, kvDim)
+		v, vr := linear(n1, n1r, p+"v", hidden, kvDim)
+		kc := buf(p+"cache.k", "KV_CACHE", 2048, kvDim/64, 64)
+		vc := buf(p+"cache.v", "KV_CACHE", 2048, kvDim/64, 64)
+		ka, ca := ctr(), ctr()
+		add("KV_APPEND", []int{k, kc}, []int{kc}, ka, []wait{{kr.c, kr.k}}, map[string]any{"pos": pos})
+		add("KV_APPEND", []int{v, vc}, []int{vc}, ca, []wait{{vr.c, vr.k}}, map[string]any{"pos": pos})
+		att, ar := single("ATTENTION_TILE", []int{q, kc, vc}, []ready{qr, {ka, 1}, {ca, 1}}, p+"attn", []int{1, hidden},
+			map[string]any{"head_dim": 64, "kv_start": 0, "kv_len": pos + 1, "scale": 0.125, "n_heads": hidden / 64, "n_kv_heads": kvDim / 64})
+		o, or := linear(att, ar, p+"o", hidden, hidden)
+		h, hr := single("ADD", []int{x, o}, []ready{xr, or}, p+"h", []int{1, hidden}, nil)
+		nw2 := buf(p+"norm2.w", "WEIGHT", hidden)
+		n2, n2r := single("RMSNORM", []int{h, nw2}, []ready{hr}, p+"norm2", []int{1, hidden}, map[string]any{"eps": 1e-5, "hidden": hidden})
+		g, gr := linear(n2, n2r, p+"gate", hidden, inter)
+		u, ur := linear(n2, n2r, p+"up", hidden, inter)
+		s, sr := single("SILU_MUL", []int{g, u}, []ready{gr, ur}, p+"act", []int{1, inter}, nil)
+		d, dr := linear(s, sr, p+"down", inter, hidden)
+		x, xr = single("ADD", []int{h, d}, []ready{hr, dr}, p+"out", []int{1, hidden}, nil)
+	}
+	data, _ := json.Marshal(map[string]any{
+		"ir_version": "0.2.0", "abi_version": "0.2", "meta": map[string]any{"model": "llama-shaped"},
+		"target":  map[string]any{"name": "h100", "num_sms": 132},
+		"buffers": bufs, "counters": ctrs, "tasks": tasks, "pages": nil, "config": nil,
+	})
+	return data
+}
+
+func BenchmarkUnmarshal(b *testing.B) {
+	// 22 layers of a TinyLlama-shaped decode step with 64-column tiles.
+	data := llamaIR(22, 2048, 5632, 256, 64, 100)
+	p, err := amk.Unmarshal(data)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(float64(len(p.Tasks)), "tasks")
+	b.SetBytes(int64(len(data)))
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := amk.Unmarshal(data); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
