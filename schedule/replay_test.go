@@ -375,6 +375,11 @@ func TestCheckWitness(t *testing.T) {
 	nb.Task("waiter").On(0).Wait(nc, 1)
 	nb.Task("producer").On(1).Signal(nc, 1)
 	occ := mustBuild(t, nb)
+	sb := schedule.NewBuilder("occ-start", schedule.Launch{SMs: 1, PerSM: 1, Workers: 2})
+	sc := sb.Counter("c")
+	sb.Task("waiter").On(0).Wait(sc, 1)
+	sb.Task("producer").On(1).Signal(sc, 1)
+	occStart := mustBuild(t, sb)
 
 	full := cat(run(0, 0, 3), run(1, 0, 3))
 	tests := []struct {
@@ -391,6 +396,7 @@ func TestCheckWitness(t *testing.T) {
 		{"deadlock-bad-trace", dl, "deadlock.cycle", []int{1}, []schedule.Event{ev(1, 0)}, "below 2", "replay refusals propagate"},
 		{"occupancy-static", over, "occupancy", nil, nil, "", "cooperative launch of 2 workers on capacity 1"},
 		{"occupancy-static-fits", handoff(t, true), "occupancy", nil, nil, "does not end in a deadlock", "the launch fits and the empty trace is not stuck"},
+		{"occupancy-empty-trace", occStart, "occupancy", []int{0}, nil, "", "worker 0 is stuck at the initial state and worker 1 never starts"},
 		{"occupancy-trace", occ, "occupancy", []int{1}, run(0, 0, 2), "", "worker 0 holds the only slot waiting for worker 1"},
 		{"race", race, "race.waw", []int{0, 1}, cat(run(1, 0, 1), run(2, 0, 1)), "", "both bodies begun, unordered"},
 		{"race-one-begun", race, "race.waw", []int{0, 1}, run(1, 0, 1), "does not begin both bodies", "w1 never began"},
