@@ -327,9 +327,11 @@ func Open() (*Device, error) {
 		return nil, fmt.Errorf("%w: no device (%v)", ErrNoDevice, err)
 	}
 	d := &Device{}
-	if err := check("cuDeviceGet", C.mp_device_get(&d.dev, 0)); err != nil {
+	var cdev C.CUdevice
+	if err := check("cuDeviceGet", C.mp_device_get(&cdev, 0)); err != nil {
 		return nil, err
 	}
+	d.dev = cdev
 	attr := func(a int) int {
 		var v C.int
 		C.mp_attr(&v, C.int(a), d.dev)
@@ -350,9 +352,11 @@ func Open() (*Device, error) {
 	}
 	d.coop = d.info.Cooperative
 	d.smemPer, d.smemMax = attr(attrSharedPerSM), attr(attrSharedOptin)
-	if err := check("cuDevicePrimaryCtxRetain", C.mp_ctx_retain(&d.ctx, d.dev)); err != nil {
+	var ctx C.CUcontext
+	if err := check("cuDevicePrimaryCtxRetain", C.mp_ctx_retain(&ctx, d.dev)); err != nil {
 		return nil, err
 	}
+	d.ctx = ctx
 	if err := d.init(); err != nil {
 		C.mp_ctx_release(d.dev)
 		return nil, err
@@ -371,16 +375,20 @@ func (d *Device) init() error {
 	d.info.Compile, d.info.CompileCached = took, cached
 	cimg := C.CBytes(img)
 	defer C.free(cimg)
-	if err := check("cuModuleLoadData", C.mp_module_load(&d.mod, cimg)); err != nil {
+	var mod C.CUmodule
+	if err := check("cuModuleLoadData", C.mp_module_load(&mod, cimg)); err != nil {
 		return err
 	}
+	d.mod = mod
 	for _, f := range []struct {
 		name string
 		fn   *C.CUfunction
 	}{{"mp_interp", &d.interp}, {"mp_task", &d.task}, {"mp_empty", &d.empty}} {
 		cn := C.CString(f.name)
-		err := check("cuModuleGetFunction "+f.name, C.mp_module_func(f.fn, d.mod, cn))
+		var fn C.CUfunction
+		err := check("cuModuleGetFunction "+f.name, C.mp_module_func(&fn, d.mod, cn))
 		C.free(unsafe.Pointer(cn))
+		*f.fn = fn
 		if err != nil {
 			return err
 		}
@@ -390,13 +398,19 @@ func (d *Device) init() error {
 			return err
 		}
 	}
-	if err := check("cuStreamCreate", C.mp_stream_create(&d.stream)); err != nil {
+	var st C.CUstream
+	var e0, e1 C.CUevent
+	if err := check("cuStreamCreate", C.mp_stream_create(&st)); err != nil {
 		return err
 	}
-	if err := check("cuEventCreate", C.mp_event_create(&d.ev0)); err != nil {
+	if err := check("cuEventCreate", C.mp_event_create(&e0)); err != nil {
 		return err
 	}
-	return check("cuEventCreate", C.mp_event_create(&d.ev1))
+	if err := check("cuEventCreate", C.mp_event_create(&e1)); err != nil {
+		return err
+	}
+	d.stream, d.ev0, d.ev1 = st, e0, e1
+	return nil
 }
 
 // compile returns the kernel image for arch, compiling it once per process.
@@ -673,7 +687,8 @@ func (d *Device) runSession(s *session, opt Options) (*Outcome, error) {
 	if err := check("cuEventRecord", C.mp_event_record(d.ev0, d.stream)); err != nil {
 		return nil, err
 	}
-	r := C.mp_launch(d.interp, C.uint(e.Workers), C.uint(threads), C.uint(smem), d.stream, unsafe.Pointer(&s.params[0]), cc, 0, 0)
+	params := s.params
+	r := C.mp_launch(d.interp, C.uint(e.Workers), C.uint(threads), C.uint(smem), d.stream, unsafe.Pointer(&params[0]), cc, 0, 0)
 	if r == errCoopTooLarge {
 		return nil, fmt.Errorf("%w: %d workers, %d blocks per SM × %d SMs resident: %v", ErrOccupancy, e.Workers, perSM, d.info.SMs, &cuError{"cuLaunchCooperativeKernel", r})
 	}
@@ -766,9 +781,10 @@ func (d *Device) baseline(p *schedule.Program, reps int) (stream, graph []time.D
 		return nil, nil, nil, nil, err
 	}
 	defer s.mem.free()
+	params := s.params
 	launchAll := func() error {
 		for t := range p.Tasks {
-			if err := check("cuLaunchKernel", C.mp_launch(d.task, 1, 128, 0, d.stream, unsafe.Pointer(&s.params[0]), 0, 1, C.uint(t))); err != nil {
+			if err := check("cuLaunchKernel", C.mp_launch(d.task, 1, 128, 0, d.stream, unsafe.Pointer(&params[0]), 0, 1, C.uint(t))); err != nil {
 				return err
 			}
 		}
