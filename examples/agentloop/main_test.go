@@ -29,8 +29,13 @@ func TestLoop(t *testing.T) {
 	if strings.Contains(out, "bug)") {
 		t.Fatalf("the gate disagreed with the proposal:\n%s", out)
 	}
-	rejected := strings.Count(out, " rejected ")
-	accepted := strings.Count(out, " accepted ")
+	rejected, accepted := 0, 0
+	for _, line := range strings.Split(out, "\n") {
+		if strings.HasPrefix(line, "#") {
+			rejected += strings.Count(line, " rejected ")
+			accepted += strings.Count(line, " accepted ")
+		}
+	}
 	if rejected == 0 || accepted == 0 || rejected+accepted != o.rounds {
 		t.Fatalf("%d accepted, %d rejected of %d rounds:\n%s", accepted, rejected, o.rounds, out)
 	}

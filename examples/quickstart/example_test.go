@@ -61,4 +61,8 @@ func Example() {
 	// Output:
 	// good: <nil>
 	// bad: unsafe
+	// race.raw: tasks "load" (worker 0) and "scale" (worker 1) access overlapping bytes and neither must finish before the other starts
+	//   worker 0: begin (task "load")
+	//   worker 1: begin (task "scale")
+	// replays: true
 }

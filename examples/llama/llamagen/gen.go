@@ -111,6 +111,7 @@ func (c *Config) setDefaults() error {
 // Name is a short description of the configuration, used as the program's
 // name: "llama-3.2-1b/h200/round-robin/t64/b1/p511".
 func (c Config) Name() string {
+	_ = c.setDefaults() // name what Generate would build; errors surface there
 	s := fmt.Sprintf("%s/%s/%s/t%d/b%d/p%d", c.Model.Name, c.Target.Name, c.Strategy, c.Tile, c.Batch, c.Pos)
 	if c.Splits > 1 {
 		s += fmt.Sprintf("/split%d", c.Splits)
