@@ -18,7 +18,26 @@ type scanner struct {
 
 func parseFast(data []byte) (*node, *schedule.Diagnostic) {
 	s := &scanner{data: data}
-	return s.value("$", 0)
+	return s.value(nil, 0)
+}
+
+// seg is one step of a JSON path, built as a chain so that the path string
+// is formatted only for a diagnostic.
+type seg struct {
+	parent *seg
+	key    string
+	index  int // for an array element; key is "" then
+	elem   bool
+}
+
+func (p *seg) String() string {
+	if p == nil {
+		return "$"
+	}
+	if p.elem {
+		return fmt.Sprintf("%s[%d]", p.parent, p.index)
+	}
+	return p.parent.String() + "." + p.key
 }
 
 func (s *scanner) ws() {
@@ -32,9 +51,9 @@ func (s *scanner) ws() {
 	}
 }
 
-func (s *scanner) value(path string, depth int) (*node, *schedule.Diagnostic) {
+func (s *scanner) value(path *seg, depth int) (*node, *schedule.Diagnostic) {
 	if depth > maxDepth {
-		return nil, &schedule.Diagnostic{Code: schedule.CodeSyntax, Path: path, Message: fmt.Sprintf("nesting deeper than %d", maxDepth)}
+		return nil, &schedule.Diagnostic{Code: schedule.CodeSyntax, Path: path.String(), Message: fmt.Sprintf("nesting deeper than %d", maxDepth)}
 	}
 	s.ws()
 	switch c := s.data[s.pos]; c {
@@ -50,7 +69,7 @@ func (s *scanner) value(path string, depth int) (*node, *schedule.Diagnostic) {
 		for {
 			s.ws()
 			key := s.string()
-			kp := path + "." + key
+			kp := &seg{parent: path, key: key}
 			dup := false
 			if seen != nil {
 				dup = seen[key]
@@ -68,7 +87,7 @@ func (s *scanner) value(path string, depth int) (*node, *schedule.Diagnostic) {
 				}
 			}
 			if dup {
-				return nil, &schedule.Diagnostic{Code: schedule.CodeDuplicate, Path: kp, Message: fmt.Sprintf("key %q appears twice", key)}
+				return nil, &schedule.Diagnostic{Code: schedule.CodeDuplicate, Path: kp.String(), Message: fmt.Sprintf("key %q appears twice", key)}
 			}
 			s.ws()
 			s.pos++ // ':'
@@ -94,7 +113,7 @@ func (s *scanner) value(path string, depth int) (*node, *schedule.Diagnostic) {
 			return n, nil
 		}
 		for i := 0; ; i++ {
-			v, d := s.value(fmt.Sprintf("%s[%d]", path, i), depth+1)
+			v, d := s.value(&seg{parent: path, index: i, elem: true}, depth+1)
 			if d != nil {
 				return nil, d
 			}
