@@ -38,7 +38,7 @@ func Configs() []Named {
 		{Name: "llama3-8b-b200-lpt-b2", Reason: "over 10^4 tasks, LPT queues, batch 2",
 			Config: Config{Model: m("llama-3-8b"), Target: t("b200"), Strategy: Balanced, Tile: 128, Batch: 2}},
 		{Name: "llama3-8b-h100-dynamic-epoch-pages3", Big: true, Reason: "dynamic dispatch with page reuse and epoch counters",
-			Config: Config{Model: m("llama-3-8b"), Target: t("h100"), Strategy: Dynamic, Tile: 64, Epoch: true, Pages: 3, Splits: 2}},
+			Config: Config{Model: m("llama-3-8b"), Target: t("h100"), Strategy: Dynamic, Tile: 128, Epoch: true, Pages: 3, Splits: 2}},
 		{Name: "llama2-13b-h100-rr-t32", Big: true, Reason: "about 10^5 tasks",
 			Config: Config{Model: m("llama-2-13b"), Target: t("h100"), Strategy: RoundRobin, Tile: 32, Pos: 4095}},
 	}

@@ -1,9 +1,11 @@
 package llamagen_test
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/megaproof/megaproof/examples/llama/llamagen"
+	"github.com/megaproof/megaproof/verify"
 )
 
 // Generate a decode step of SmolLM2-135M for an L4 with split-KV attention
@@ -41,4 +43,27 @@ func ExampleTwin() {
 	// Output:
 	// L7.o.t0 waits on L7.att >= 33, was 32
 	// [deadlock.unsatisfiable]
+}
+
+// Verify the default schedule and a twin with a dropped wait.
+func ExampleDefault() {
+	p, err := llamagen.Default()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	r, err := verify.Run(context.Background(), p, verify.Config{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(p.Name, len(p.Tasks), r.Verdict)
+
+	q, _ := llamagen.Twin(p, llamagen.DropWait)
+	r, _ = verify.Run(context.Background(), q, verify.Config{})
+	f := r.Findings[0]
+	fmt.Println(r.Verdict, f.Code, q.Tasks[f.Tasks[0]].Name, q.Tasks[f.Tasks[1]].Name)
+	// Output:
+	// llama-3.2-1b/h200/round-robin/t256/b1/p511 3320 safe
+	// unsafe race.raw L7.o.t0 L7.attn.h0
 }
