@@ -221,6 +221,7 @@ const (
 	paramWords          = 19
 	statusWords         = 8
 	defaultNVRTCLibrary = "libnvrtc.so"
+	dynReserve          = 16 << 10 // static shared memory of the kernel, rounded up
 )
 
 // Device is one CUDA device with the interpreter kernel loaded. Its methods
@@ -394,7 +395,7 @@ func (d *Device) init() error {
 		}
 	}
 	if d.smemMax > 48<<10 {
-		if err := check("cuFuncSetAttribute", C.mp_func_attr(d.interp, funcMaxDynShared, C.int(d.smemMax-1024))); err != nil {
+		if err := check("cuFuncSetAttribute", C.mp_func_attr(d.interp, funcMaxDynShared, C.int(d.smemMax-dynReserve))); err != nil {
 			return err
 		}
 	}
@@ -587,7 +588,7 @@ func (d *Device) newSession(e *Encoded) (*session, error) {
 		uint64(s.heap), uint64(ins), uint64(streams), uint64(tasks), uint64(accs),
 		uint64(s.ctr), uint64(s.bar), uint64(s.sm), uint64(s.claim), uint64(dyninfo),
 		uint64(s.ctl), uint64(s.status), uint64(s.perm),
-		uint64(e.Workers), uint64(len(e.dyninfo)), 0, 0, 0, 0,
+		uint64(e.Workers), uint64(len(e.dyninfo)), 0, 0, 0, uint64(e.Steps),
 	}
 	ok = true
 	return s, nil
@@ -632,7 +633,7 @@ func (d *Device) padding(threads, perSM int, free bool) (int, int) {
 		return 0, natural
 	}
 	smem := d.smemPer/(perSM+1) + 1
-	for i := 0; i < 64 && smem <= d.smemMax-1024; i++ {
+	for i := 0; i < 64 && smem <= d.smemMax-dynReserve; i++ {
 		n := occ(smem)
 		if n == perSM {
 			return smem, n

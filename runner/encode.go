@@ -35,7 +35,8 @@ const (
 // Each instruction is two 64-bit words: the first holds the kind (bits
 // 0–7), relaxed (bit 8), the scope (bits 9–10: 0 gpu, 1 cta, 2 sys) and
 // the object — counter, barrier, semaphore or task index — in bits 32–63;
-// the second holds the value (threshold, amount, or barrier target).
+// the second holds the value (threshold, amount, or barrier target; for
+// a body's begin, its operation code).
 // Threads 0..Workers-1 are the static workers, the rest are the dynamic
 // tasks in task-list order.
 type Encoded struct {
@@ -158,6 +159,9 @@ func Encode(p *schedule.Program) (*Encoded, error) {
 		guard, simple := 0, true
 		for j, op := range t.Ops {
 			w0, w1 := encodeOp(op)
+			if op.Kind == schedule.OpBegin {
+				w1 = e.bodies[op.Task].op // lets the kernel skip empty bodies
+			}
 			e.ins = append(e.ins, w0, w1)
 			if th >= f.Workers {
 				blocking := op.Kind == schedule.OpWait || op.Kind == schedule.OpAwait || op.Kind == schedule.OpAcquire

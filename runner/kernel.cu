@@ -43,10 +43,15 @@ struct Params {
   u64 *ctl;        // [0] abort flag, [1] dynamic tasks done, [2] lowest unclaimed dynamic task
   u64 *status;     // 8 words per worker
   const u32 *perm; // block -> worker
-  u64 nworkers, ndyn, timeout_ns, max_delay_ns, seed, unused;
+  u64 nworkers, ndyn, timeout_ns, max_delay_ns, seed, nins;
 };
 
+// Instructions cached in shared memory per block (a window of the streams).
+#define ICN 256
+
 struct Blk {
+  u64 icache[2 * ICN];
+  u32 ibase;  // first instruction in icache, or 0xffffffff
   u64 deadline;
   u64 dynrun;
   u32 worker;
@@ -263,10 +268,10 @@ __device__ int try_claim(const Params &P, Blk &B, bool simple_only) {
   return -1;
 }
 
-__device__ bool run_thread(const Params &P, Blk &B, u32 th, bool help);
+template <bool HELP> __device__ bool run_thread(const Params &P, Blk &B, u32 th);
 
 __device__ bool run_dyn(const Params &P, Blk &B, u32 d) {
-  bool ok = run_thread(P, B, (u32)P.nworkers + d, false);
+  bool ok = run_thread<false>(P, B, (u32)P.nworkers + d);
   if (ok && threadIdx.x == 0) {
     P.claim[d] = 2;
     atomicAdd(&P.ctl[1], 1ull);
@@ -277,7 +282,8 @@ __device__ bool run_dyn(const Params &P, Blk &B, u32 d) {
 
 // block_wait blocks until *p >= val (for a semaphore, then takes val with a
 // CAS). Returns false when the deadline passed or another worker aborted.
-__device__ bool block_wait(const Params &P, Blk &B, u64 *p, u64 val, u32 fl, bool sem, u32 th, u32 pc, bool help) {
+template <bool HELP>
+__device__ __forceinline__ bool block_wait(const Params &P, Blk &B, u64 *p, u64 val, u32 fl, bool sem, u32 th, u32 pc) {
   for (;;) {
     if (threadIdx.x == 0) {
       int res = 0, d = -1;
@@ -293,7 +299,7 @@ __device__ bool block_wait(const Params &P, Blk &B, u64 *p, u64 val, u32 fl, boo
         if ((++it & 15) == 0) {
           if (ld_relaxed(&P.ctl[0])) { res = ST_ABORTED; break; }
           if (gtimer() > B.deadline) { res = ST_TIMEOUT; break; }
-          if (help && P.ndyn) {
+          if (HELP && P.ndyn) {
             d = try_claim(P, B, true);
             if (d >= 0) { res = 4; break; }
           }
@@ -307,25 +313,40 @@ __device__ bool block_wait(const Params &P, Blk &B, u64 *p, u64 val, u32 fl, boo
     int res = B.res, d = B.dyn;
     __syncthreads();
     if (res == ST_DONE) return true;
-    if (res != 4) return false;
+    if (!HELP || res != 4) return false;
     if (!run_dyn(P, B, (u32)d)) return false;
   }
 }
 
-__device__ bool run_thread(const Params &P, Blk &B, u32 th, bool help) {
-  u32 end = P.streams[th + 1];
-  for (u32 pc = P.streams[th]; pc < end; pc++) {
-    u64 w0 = P.ins[2 * (u64)pc], val = P.ins[2 * (u64)pc + 1];
+// fetch makes instruction pc available in the block's shared window,
+// loading the next ICN instructions with the whole block when it is not.
+// Control flow is uniform across the block, so every thread calls it.
+__device__ __forceinline__ void fetch(const Params &P, Blk &B, u32 pc) {
+  u32 b = B.ibase;
+  if (b != 0xffffffffu && pc >= b && pc - b < ICN) return;
+  __syncthreads();
+  u64 n = P.nins - pc;
+  if (n > ICN) n = ICN;
+  for (u32 i = threadIdx.x; i < 2 * n; i += blockDim.x) B.icache[i] = __ldg(&P.ins[2 * (u64)pc + i]);
+  if (threadIdx.x == 0) B.ibase = pc;
+  __syncthreads();
+}
+
+template <bool HELP> __device__ bool run_thread(const Params &P, Blk &B, u32 th) {
+  u32 end = __ldg(&P.streams[th + 1]);
+  for (u32 pc = __ldg(&P.streams[th]); pc < end; pc++) {
+    fetch(P, B, pc);
+    u64 w0 = B.icache[2 * (pc - B.ibase)], val = B.icache[2 * (pc - B.ibase) + 1];
     u32 kind = (u32)w0 & 0xff, fl = (u32)w0 & 0xffff, obj = (u32)(w0 >> 32);
     switch (kind) {
     case INS_WAIT:
-      if (!block_wait(P, B, P.counters + obj, val, fl, false, th, pc, help)) return false;
+      if (!block_wait<HELP>(P, B, P.counters + obj, val, fl, false, th, pc)) return false;
       break;
     case INS_AWAIT:
-      if (!block_wait(P, B, P.barriers + obj, val, 0, false, th, pc, help)) return false;
+      if (!block_wait<HELP>(P, B, P.barriers + obj, val, 0, false, th, pc)) return false;
       break;
     case INS_ACQUIRE:
-      if (!block_wait(P, B, P.sems + obj, val, fl, true, th, pc, help)) return false;
+      if (!block_wait<HELP>(P, B, P.sems + obj, val, fl, true, th, pc)) return false;
       break;
     case INS_SIGNAL:
       __syncthreads();
@@ -346,7 +367,7 @@ __device__ bool run_thread(const Params &P, Blk &B, u32 th, bool help) {
       break;
     case INS_BEGIN:
       delay(P, obj, 0);
-      run_body(P, B, obj);
+      if (val != OP_NOP) run_body(P, B, obj);
       break;
     case INS_END:
       delay(P, obj, 1);
@@ -356,20 +377,26 @@ __device__ bool run_thread(const Params &P, Blk &B, u32 th, bool help) {
   return true;
 }
 
-extern "C" __global__ void __launch_bounds__(1024) mp_interp(Params P) {
+extern "C" __global__ void __launch_bounds__(1024) mp_interp(Params Pv) {
+  // Device functions take the parameters by reference; a copy in shared
+  // memory keeps them out of local memory (which acquires invalidate in L1).
   __shared__ Blk B;
+  __shared__ Params P;
+  if (threadIdx.x == 0) P = Pv;
+  __syncthreads();
   u32 worker = P.perm[blockIdx.x];
   if (threadIdx.x == 0) {
     u64 t0 = gtimer();
     B.deadline = t0 + P.timeout_ns;
     B.dynrun = 0;
     B.worker = worker;
+    B.ibase = 0xffffffffu;
     B.cursor = P.ndyn ? (u32)(((u64)worker * 7919u) % P.ndyn) : 0;
     P.status[8 * (u64)worker + 5] = t0;
     P.status[8 * (u64)worker + 1] = worker;
   }
   __syncthreads();
-  bool ok = run_thread(P, B, worker, true);
+  bool ok = run_thread<true>(P, B, worker);
   // Finished workers claim dynamic tasks until all have run.
   while (ok && P.ndyn) {
     if (threadIdx.x == 0) {
@@ -402,8 +429,11 @@ extern "C" __global__ void __launch_bounds__(1024) mp_interp(Params P) {
 }
 
 // mp_task runs one task's body with one block (the stream-launch baseline).
-extern "C" __global__ void __launch_bounds__(1024) mp_task(Params P, u32 t) {
+extern "C" __global__ void __launch_bounds__(1024) mp_task(Params Pv, u32 t) {
   __shared__ Blk B;
+  __shared__ Params P;
+  if (threadIdx.x == 0) P = Pv;
+  __syncthreads();
   run_body(P, B, t);
 }
 
