@@ -396,7 +396,7 @@ func counterOverflow() *Operator {
 		var cs []int32
 		for c := range p.Counters {
 			s := st[c]
-			if s.signals > 0 && s.total <= p.Counters[c].Max() && s.maxWait <= s.total {
+			if s.signals > 0 && !s.over && s.total <= p.Counters[c].Max() && s.maxWait <= s.total {
 				cs = append(cs, int32(c))
 			}
 		}

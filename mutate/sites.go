@@ -1,6 +1,7 @@
 package mutate
 
 import (
+	"math"
 	"slices"
 
 	"github.com/megaproof/megaproof/schedule"
@@ -198,6 +199,7 @@ func counterOK(p *schedule.Program, c int32) bool { return c >= 0 && int(c) < le
 // counterStats summarizes the use of each counter.
 type counterStat struct {
 	total   uint64 // init + every signal amount, saturating
+	over    bool   // the exact sum exceeds 2^64 − 1 (total saturated)
 	signals int
 	waits   int
 	minWait uint64 // smallest wait threshold (valid when waits > 0)
@@ -217,6 +219,7 @@ func counterStats(p *schedule.Program) []counterStat {
 		c := &st[s.Object]
 		switch s.Kind {
 		case schedule.Signal:
+			c.over = c.over || c.total > math.MaxUint64-s.Value
 			c.total = satAdd(c.total, s.Value)
 			c.signals++
 		case schedule.Wait:
