@@ -53,7 +53,7 @@ type accSpec struct {
 	off  uint64 // 8-byte slots
 	len  uint64 // 8-byte slots, 0 = to the end of the buffer
 	rows uint64 // 0 = 1-D
-	ro   bool // may target a read-only buffer (a write) or an uninitialized one (a read)
+	ro   bool   // may target a read-only buffer (a write) or an uninitialized one (a read)
 }
 
 type waitSpec struct {
@@ -82,14 +82,14 @@ type semSpec struct {
 type taskSpec struct {
 	ordered bool // waits for every earlier signal on counter 0 and signals it
 	worker  int
-	dyn    bool
-	waits  []waitSpec
-	sigs   []sigSpec
-	sems   []semSpec
-	fenceB int // 0 none, else scope+1
-	fenceA int
-	reads  []accSpec
-	writes []accSpec
+	dyn     bool
+	waits   []waitSpec
+	sigs    []sigSpec
+	sems    []semSpec
+	fenceB  int // 0 none, else scope+1
+	fenceA  int
+	reads   []accSpec
+	writes  []accSpec
 }
 
 var kinds = []schedule.BufferKind{schedule.KindState, schedule.KindScratch, schedule.KindInput, schedule.KindWeight, schedule.KindOutput}
@@ -164,7 +164,9 @@ func draw(t *rapid.T, o Options) *schedule.Program {
 		case p < 97:
 			counters[i].Init = uint64(rapid.IntRange(1, 2).Draw(t, "init"))
 		default:
-			counters[i].Init = 1<<32 - 2
+			if i > 0 { // counter 0 carries the ordering chain
+				counters[i].Init = 1<<32 - 2
+			}
 		}
 	}
 	nSems := 0

@@ -23,9 +23,12 @@
 // fence) and a fence clock per thread. Every analysis only asks whether a
 // task's End happens before some Begin, so a clock component for thread u
 // holds the number of u's task ends known to happen before (its ends are in
-// program order, so that count is a prefix). This clamping commutes with
-// the joins (maxima) and with the comparisons, so it is exact, and it
-// merges states that differ only in irrelevant positions. Clock parts that
+// program order, so that count is a prefix), further clamped down to the
+// last end that some race or read check compares (a task that conflicts
+// with another, or writes what another reads). Clamping is monotone and
+// fixes every compared threshold, so it commutes with the joins (maxima)
+// and keeps every comparison's outcome: it is exact, and it merges states
+// that differ only in irrelevant positions. Clock parts that
 // no remaining operation can read (the clock of a finished thread, the
 // release clock of an object without remaining waiters) are cleared before
 // hashing.
@@ -57,13 +60,18 @@
 // At each state the search expands a persistent set: the enabled members of
 // a closure of threads, computed from the static remaining operations of
 // each thread (threads are straight-line, so a thread's future operations
-// are known from its position). Operations of different threads are
-// dependent when they touch the same object and not both add (signal,
-// release, arrive) nor both read (wait, await); acquires are dependent with
-// acquires and releases on their semaphore. Under residency a worker's last
-// operation adds to a virtual object that the first operation of each
-// not-yet-resident worker reads. Begin, End and fences touch no object and
-// are independent of everything. The closure starts from one enabled
+// are known from its position). Two operations of different threads are
+// dependent when one releases to an object and the other acquires from it
+// (a releasing signal, an arrive or a gpu/sys release, against an
+// acquiring wait, a relaxed wait that a later fence completes, an await or
+// a gpu/sys acquire), or both acquire tokens of one semaphore. Everything
+// else commutes when both are enabled and never disables the other: two
+// signals, two waits, a non-releasing signal (cta, or relaxed with no
+// earlier fence) with any wait, a non-synchronizing wait with any signal,
+// Begin, End and fences with everything. Enabling is not dependence; it is
+// handled by the closure below. Under residency a worker's last operation
+// may enable (start) workers that are not yet resident, and a started
+// worker stays started. The closure starts from one enabled
 // thread and adds, for an enabled member, every thread with a remaining
 // operation dependent with the member's next operation, and for a disabled
 // member every thread with a remaining operation that could enable it. The

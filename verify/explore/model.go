@@ -5,21 +5,25 @@ import (
 )
 
 // Access kinds of an operation on a synchronization object, for the
-// dependence relation of the partial-order reduction. Two operations of
-// different threads on the same object are dependent unless both add or
-// both read.
+// dependence relation of the partial-order reduction. Two enabled
+// operations of different threads are dependent when one releases to an
+// object (accAdd) that the other acquires from (accRead), or both take
+// tokens of one semaphore (accTake). accEnable marks every operation that
+// adds to an object and so may enable a blocked one; it creates no
+// dependence by itself (enabling does not break commutation).
 const (
-	accAdd  = 0 // signal, arrive, release, worker finish (adds to the object)
-	accRead = 1 // wait, await, worker start (reads the object)
-	accTake = 2 // acquire (reads and subtracts)
-	nAcc    = 3
+	accAdd    = 0 // releasing signal, arrive, gpu/sys release
+	accRead   = 1 // synchronizing wait (acquire, or relaxed with a later fence), await, gpu/sys acquire
+	accTake   = 2 // acquire (takes tokens)
+	accEnable = 3 // signal, arrive, release, a worker's last operation under residency
+	nAcc      = 4
 )
 
-// conflicts[k] is the set of access kinds dependent with kind k, as a mask.
+// depMask[k] is the set of access kinds dependent with kind k, as a mask.
 var depMask = [nAcc]uint8{
-	accAdd:  1<<accRead | 1<<accTake,
+	accAdd:  1 << accRead,
 	accRead: 1 << accAdd,
-	accTake: 1<<accAdd | 1<<accTake,
+	accTake: 1 << accTake,
 }
 
 // access is one object an operation touches.
@@ -64,7 +68,8 @@ type model struct {
 
 	// Clocks: a component is the number of the other thread's task ends
 	// known to happen before, which is all the analyses ever ask.
-	lastCWFence   []int32 // per thread: last position of a cross-worker fence, or -1
+	clamp         [][]int32 // per thread u: ends count -> the largest count of a relevant end at most it
+	lastCWFence   []int32   // per thread: last position of a cross-worker fence, or -1
 	lastRelaxedCW []int32 // per thread: last position of a relaxed cross-worker signal, or -1
 
 	// Residency.
@@ -171,6 +176,32 @@ func newModel(p *schedule.Program) *model {
 			m.reads[r] = append(m.reads[r], rc)
 		}
 	}
+	// A task's End matters only if some race or read check compares it.
+	relevant := make([]bool, nt)
+	for a := range relevant {
+		relevant[a] = len(m.conflicts[a]) > 0
+	}
+	for r := range m.reads {
+		for _, rc := range m.reads[r] {
+			for _, w := range rc.writers {
+				relevant[w] = true
+			}
+		}
+	}
+	m.clamp = make([][]int32, T)
+	for t := 0; t < T; t++ {
+		c := []int32{0}
+		for _, op := range m.ops[t] {
+			if op.Kind == schedule.OpEnd {
+				k := c[len(c)-1]
+				if relevant[op.Task] {
+					k = m.endRank[op.Task]
+				}
+				c = append(c, k)
+			}
+		}
+		m.clamp[t] = c
+	}
 	return m
 }
 
@@ -212,29 +243,47 @@ func (m *model) setup(resid bool) {
 		m.last[kind][int(obj)*T+t] = int32(i)
 	}
 	for t := 0; t < T; t++ {
+		firstFence := int32(-1)
+		for i, op := range m.ops[t] {
+			if op.Kind == schedule.OpFence && op.Scope.CrossWorker() {
+				firstFence = int32(i)
+				break
+			}
+		}
 		for i, op := range m.ops[t] {
 			m.accOff[int(m.opBase[t])+i] = int32(len(m.accs))
+			cw := op.Scope.CrossWorker()
 			switch op.Kind {
 			case schedule.OpWait:
-				add(t, i, op.Object, accRead)
+				// A wait synchronizes when it acquires, or when it is
+				// relaxed and a fence follows it; otherwise it reads
+				// nothing the order of signals could change.
+				if cw && (!op.Relaxed || m.lastCWFence[t] > int32(i)) {
+					add(t, i, op.Object, accRead)
+				}
 			case schedule.OpSignal:
-				add(t, i, op.Object, accAdd)
+				if cw && (!op.Relaxed || firstFence >= 0 && firstFence < int32(i)) {
+					add(t, i, op.Object, accAdd)
+				}
+				add(t, i, op.Object, accEnable)
 			case schedule.OpArrive:
 				add(t, i, int32(m.nc)+op.Object, accAdd)
+				add(t, i, int32(m.nc)+op.Object, accEnable)
 			case schedule.OpAwait:
 				add(t, i, int32(m.nc)+op.Object, accRead)
 			case schedule.OpAcquire:
 				add(t, i, int32(m.nc+m.nb)+op.Object, accTake)
+				if cw {
+					add(t, i, int32(m.nc+m.nb)+op.Object, accRead)
+				}
 			case schedule.OpRelease:
-				add(t, i, int32(m.nc+m.nb)+op.Object, accAdd)
+				if cw {
+					add(t, i, int32(m.nc+m.nb)+op.Object, accAdd)
+				}
+				add(t, i, int32(m.nc+m.nb)+op.Object, accEnable)
 			}
-			if resid && t < m.W {
-				if i == 0 && m.theta[t] > 0 {
-					add(t, i, m.objF, accRead)
-				}
-				if i == len(m.ops[t])-1 {
-					add(t, i, m.objF, accAdd)
-				}
+			if resid && t < m.W && i == len(m.ops[t])-1 {
+				add(t, i, m.objF, accEnable)
 			}
 		}
 	}

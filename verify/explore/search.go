@@ -262,8 +262,7 @@ func (s *search) persistent(st []int32, v []uint64) {
 	// An enabled operation touching no object is independent of everything.
 	for t := 0; t < T; t++ {
 		if s.enabled[t] {
-			id := m.opBase[t] + st[t]
-			if m.accOff[id] == m.accOff[id+1] {
+			if !s.dependent(t, st[t]) {
 				s.succ = append(s.succ, int32(t))
 				return
 			}
@@ -343,7 +342,7 @@ func (s *search) closure(st []int32, seed, bound int) int {
 			}
 		}
 		for w := 0; w < T; w++ {
-			if !s.inSet[w] && s.remaining(st, w, obj, 1<<accAdd) {
+			if !s.inSet[w] && s.remaining(st, w, obj, 1<<accEnable) {
 				add(w)
 			}
 		}
@@ -352,6 +351,19 @@ func (s *search) closure(st []int32, seed, bound int) int {
 		return -1
 	}
 	return n
+}
+
+// dependent reports whether thread t's operation at position i has an
+// access that some other operation can depend on.
+func (s *search) dependent(t int, i int32) bool {
+	m := s.m
+	id := m.opBase[t] + i
+	for _, a := range m.accs[m.accOff[id]:m.accOff[id+1]] {
+		if depMask[a.kind] != 0 {
+			return true
+		}
+	}
+	return false
 }
 
 func join(dst, src []int32) {
@@ -539,10 +551,16 @@ func (s *search) canon(st []int32) {
 			clear(s.fence(st, t))
 		}
 	}
+	// Clamp every component to the last relevant end it covers; this
+	// commutes with joins and keeps every comparison's outcome.
+	for i := s.offVC; i < s.klen; i++ {
+		u := (i - s.offVC) % T
+		st[i] = m.clamp[u][st[i]]
+	}
 	for obj := 0; obj < m.nObj-1; obj++ {
 		used := false
 		for u := 0; u < T && !used; u++ {
-			used = s.remaining(st, u, int32(obj), 1<<accRead|1<<accTake)
+			used = s.remaining(st, u, int32(obj), 1<<accRead)
 		}
 		if !used {
 			clear(s.rel(st, obj))

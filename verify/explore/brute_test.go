@@ -1,0 +1,245 @@
+package explore
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sort"
+	"testing"
+
+	"github.com/megaproof/megaproof/internal/progen"
+	"github.com/megaproof/megaproof/schedule"
+	"pgregory.net/rapid"
+)
+
+// brute enumerates every interleaving of p (no reduction, no state
+// hashing) with schedule.Replay as the semantics and judges each finding
+// from its definition through schedule.CheckWitness. It returns the
+// dynamic findings as "code[tasks]" strings (deadlocks and overflows by
+// code only), or ok=false when p has too many interleavings.
+func brute(p *schedule.Program, limit int) (out []string, residStuck, ok bool) {
+	f := schedule.Lower(p)
+	nt := len(p.Tasks)
+	races := map[[2]int]bool{}
+	notMust := map[[2]int]bool{} // (a, b): b began once while a had not ended
+	uninit := map[int]bool{}
+	stuck := map[string]bool{}
+	overflow := false
+	nodes := 0
+	explore := func(q *schedule.Program, judge bool, suffix string) bool {
+		stack := [][]schedule.Event{nil}
+		for len(stack) > 0 {
+			tr := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			if nodes++; nodes > limit {
+				return false
+			}
+			st, err := schedule.Replay(q, tr)
+			if err != nil {
+				panic(err)
+			}
+			if st.Stuck() {
+				stuck[refCode(q, f, st)+suffix] = true
+			}
+			if judge && len(tr) > 0 {
+				last := tr[len(tr)-1]
+				op := f.Threads[last.Thread].Ops[last.Step]
+				if op.Kind == schedule.OpBegin {
+					b := int(op.Task)
+					for a := 0; a < nt; a++ {
+						if _, ea := st.BodyEvents(a); a != b && ea < 0 {
+							notMust[[2]int{a, b}] = true
+						}
+						if ba, _ := st.BodyEvents(a); a == b || ba < 0 {
+							continue
+						}
+						if thread(f, a) != thread(f, b) && schedule.CheckWitness(q, "race", []int{a, b}, tr) == nil {
+							races[[2]int{min(a, b), max(a, b)}] = true
+						}
+					}
+					if schedule.CheckWitness(q, "uninitialized-read", []int{b}, tr) == nil {
+						uninit[b] = true
+					}
+				}
+				if slices.Contains(st.Overflowed, true) {
+					overflow = true
+				}
+			}
+			for th := range f.Threads {
+				if st.Enabled(th) == nil {
+					stack = append(stack, append(slices.Clone(tr), schedule.Event{Thread: int32(th), Step: st.Pos[th]}))
+				}
+			}
+		}
+		return true
+	}
+	limited := !p.Launch.Cooperative && p.Launch.Workers > p.Launch.Capacity()
+	suffix := ""
+	if limited {
+		suffix = "/resid"
+	}
+	if !explore(p, true, suffix) {
+		return nil, false, false
+	}
+	if limited {
+		// Every worker resident: the same program as a cooperative launch.
+		q := *p
+		q.Launch.Cooperative = true
+		if !explore(&q, false, "") {
+			return nil, false, false
+		}
+	}
+	anyResid := false
+	for k := range stuck {
+		if k[len(k)-6:] == "/resid" {
+			anyResid = true
+			continue
+		}
+		out = append(out, k)
+	}
+	if limited && len(out) == 0 && anyResid {
+		out = append(out, CodeOccupancy)
+	}
+	for pr := range races {
+		a, b := pr[0], pr[1]
+		code := raceKind(p, a, b)
+		if !notMust[[2]int{a, b}] || !notMust[[2]int{b, a}] {
+			code = CodeRaceUnsynchronized
+		}
+		out = append(out, fmt.Sprintf("%s%v", code, []int{a, b}))
+	}
+	for r := range uninit {
+		out = append(out, fmt.Sprintf("%s%v", CodeUninitializedRead, []int{r}))
+	}
+	if overflow {
+		out = append(out, CodeCounterOverflow)
+	}
+	sort.Strings(out)
+	return out, anyResid, true
+}
+
+func thread(f *schedule.Form, task int) int {
+	for th := range f.Threads {
+		for _, op := range f.Threads[th].Ops {
+			if op.Kind == schedule.OpBegin && int(op.Task) == task {
+				return th
+			}
+		}
+	}
+	return -1
+}
+
+// refCode classifies a stuck state by docs/SEMANTICS.md's rule, in the
+// order semaphore, barrier, unsatisfiable, cycle.
+func refCode(p *schedule.Program, f *schedule.Form, st *schedule.State) string {
+	sem, bar, unsat := false, false, false
+	for th := range f.Threads {
+		if st.Finished(th) || th < f.Workers && th >= st.Started {
+			continue
+		}
+		op := f.Threads[th].Ops[st.Pos[th]]
+		switch op.Kind {
+		case schedule.OpAcquire:
+			sem = true
+		case schedule.OpAwait:
+			bar = true
+		case schedule.OpWait:
+			total := p.Counters[op.Object].Init
+			for _, t := range f.Threads {
+				for _, o := range t.Ops {
+					if o.Kind == schedule.OpSignal && o.Object == op.Object {
+						total += o.Value
+					}
+				}
+			}
+			if op.Value > total {
+				unsat = true
+			}
+		}
+	}
+	switch {
+	case sem:
+		return CodeDeadlockSemaphore
+	case bar:
+		return CodeDeadlockBarrier
+	case unsat:
+		return CodeDeadlockUnsatisfiable
+	}
+	return CodeDeadlockCycle
+}
+
+// dynamic renders the explorer's non-static findings like brute does.
+func dynamic(r *Result) []string {
+	var out []string
+	for _, f := range r.Findings {
+		switch f.Code {
+		case CodeOutOfBounds, CodeReadonlyWrite, CodeOutputUnwritten:
+		case CodeOccupancy:
+			if len(f.Trace) > 0 || len(f.Tasks) > 0 {
+				out = append(out, f.Code)
+			}
+		case CodeDeadlockCycle, CodeDeadlockBarrier, CodeDeadlockSemaphore, CodeDeadlockUnsatisfiable:
+			out = append(out, f.Code)
+		case CodeCounterOverflow:
+			if !slices.Contains(out, f.Code) {
+				out = append(out, f.Code)
+			}
+		default:
+			out = append(out, fmt.Sprintf("%s%v", f.Code, f.Tasks))
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+var tiny = progen.Options{MaxThreads: 3, MaxSteps: 5, MaxTasks: 5, Semaphores: true, Barriers: true,
+	Relaxed: true, Scopes: true, Dynamic: true, Aliasing: true, Residency: true}
+
+// TestAgainstBruteForce compares the explorer (reduced, hashed, own
+// clocks) with a plain enumeration of every interleaving judged by
+// schedule.Replay, on random tiny programs.
+func TestAgainstBruteForce(t *testing.T) {
+	compared := 0
+	rapid.Check(t, func(t *rapid.T) {
+		p := progen.Program(tiny).Draw(t, "p")
+		want, residStuck, ok := brute(p, 200000)
+		if !ok {
+			return
+		}
+		compared++
+		r, err := Run(context.Background(), p, Config{})
+		if err != nil || !r.Complete {
+			t.Fatalf("Run: complete %v, err %v", r.Complete, err)
+		}
+		for _, f := range r.Findings {
+			if err := witness(p, f); err != nil {
+				t.Fatalf("witness of %s %v rejected: %v", f.Code, f.Tasks, err)
+			}
+			if err := schedule.CheckWitness(p, f.Code, f.Tasks, f.Trace); err != nil && residStuck {
+				t.Fatalf("witness of %s %v does not replay although a stuck state is reachable under residency", f.Code, f.Tasks)
+			}
+		}
+		if got := dynamic(r); !slices.Equal(got, want) {
+			t.Fatalf("explorer %v\nbrute force %v", got, want)
+		}
+	})
+	if compared < 50 {
+		t.Errorf("only %d programs were small enough to compare", compared)
+	}
+}
+
+// TestWitnessesReplay confirms every witness of random Small programs.
+func TestWitnessesReplay(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		p := progen.Program(progen.Small()).Draw(t, "p")
+		r, err := Run(context.Background(), p, Config{MaxStates: 100000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range r.Findings {
+			if err := witness(p, f); err != nil {
+				t.Fatalf("witness of %s %v rejected: %v\n%v", f.Code, f.Tasks, err, f.Trace)
+			}
+		}
+	})
+}
