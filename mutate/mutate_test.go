@@ -664,3 +664,28 @@ func afterSignals(t *schedule.Task) int {
 func end(a schedule.Access) int64 {
 	return a.Offset + int64((a.RowCount()-1)*a.Stride) + int64(a.Length)
 }
+
+// TestCounterOverflowExactTotal: a 64-bit counter whose exact total is
+// already past 2^64 − 1 is not a site (a saturating sum would say it sits
+// exactly at the maximum).
+func TestCounterOverflowExactTotal(t *testing.T) {
+	b := schedule.NewBuilder("ov", schedule.Launch{SMs: 1, PerSM: 1, Workers: 1})
+	c := b.CounterInit("c", 1<<64-3, 64)
+	d := b.CounterInit("d", 1<<64-4, 64)
+	b.Task("t").On(0).Signal(c, 1).Signal(c, 2).Signal(d, 1).Signal(d, 2)
+	p, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	op, _ := mutate.Lookup("counter-overflow")
+	if n := op.Sites(p); n != 1 {
+		t.Fatalf("%d sites, want 1 (counter d only)", n)
+	}
+	q, err := op.Apply(p, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if q.Counters[0] != p.Counters[0] || q.Counters[1].Init != 1<<64-4 {
+		t.Errorf("counters %+v, want c untouched and d's range already at the top", q.Counters)
+	}
+}
