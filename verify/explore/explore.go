@@ -82,12 +82,21 @@ func Run(ctx context.Context, p *schedule.Program, cfg Config) (*Result, error) 
 	b := &budget{ctx: ctx, max: cfg.MaxStates}
 	res := &Result{Complete: true}
 	res.Findings = staticFindings(p)
-	m := newModel(p)
-	if m.keyLen(true) > maxKey {
+	threads := p.Launch.Workers
+	for i := range p.Tasks {
+		if !p.Tasks[i].Pinned() {
+			threads++
+		}
+	}
+	objs := len(p.Counters) + len(p.Barriers) + len(p.Semaphores) + 1
+	if threads > maxKey || threads*(3*threads+objs) > maxKey {
+		// Far beyond any state budget; checked before building the model,
+		// whose conflict table is quadratic in tasks.
 		res.Complete = false
 		sortFindings(res.Findings)
 		return res, nil
 	}
+	m := newModel(p)
 	limited := !p.Launch.Cooperative && p.Launch.Workers > p.Launch.Capacity()
 
 	// The main exploration: the executions of docs/SEMANTICS.md (residency

@@ -502,3 +502,17 @@ func TestInvalid(t *testing.T) {
 		t.Error("invalid program accepted")
 	}
 }
+
+// A program far beyond the explorer's reach gets its static findings and an
+// incomplete result at once.
+func TestTooLarge(t *testing.T) {
+	b := schedule.NewBuilder("wide", launch(1))
+	x := b.Buffer("x", schedule.KindWeight, 8)
+	for i := 0; i < 200; i++ {
+		b.Task(fmt.Sprintf("t%d", i)).Write(x, 0, 8)
+	}
+	r, err := Run(context.Background(), build(t, b), Config{})
+	if err != nil || r.Complete || len(r.Findings) != 200 {
+		t.Errorf("complete %v, %d findings, err %v; want incomplete with 200 readonly-write findings", r.Complete, len(r.Findings), err)
+	}
+}

@@ -70,7 +70,7 @@ type model struct {
 	// known to happen before, which is all the analyses ever ask.
 	clamp         [][]int32 // per thread u: ends count -> the largest count of a relevant end at most it
 	lastCWFence   []int32   // per thread: last position of a cross-worker fence, or -1
-	lastRelaxedCW []int32 // per thread: last position of a relaxed cross-worker signal, or -1
+	lastRelaxedCW []int32   // per thread: last position of a relaxed cross-worker signal, or -1
 
 	// Residency.
 	cap      int
