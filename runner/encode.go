@@ -38,7 +38,8 @@ const (
 // the second holds the value (threshold, amount, or barrier target; for
 // a body's begin, its operation code).
 // Threads 0..Workers-1 are the static workers, the rest are the dynamic
-// tasks in task-list order.
+// tasks in task-list order. A body's End is not encoded: the kernel's
+// Begin runs the whole body.
 type Encoded struct {
 	Workers int // static workers (thread blocks launched)
 	Threads int // Workers + dynamic tasks
@@ -58,6 +59,7 @@ type Encoded struct {
 	tasks   []uint64 // taskWords per task
 	accs    []uint64 // accessWords per access
 	bodies  []body   // per task, for the CPU reference
+	step    []int32  // per instruction: its operation's index in its normal-form thread
 }
 
 // BlockingDynamic counts dynamic tasks that may block after their entry
@@ -158,6 +160,11 @@ func Encode(p *schedule.Program) (*Encoded, error) {
 		e.streams = append(e.streams, uint32(len(e.ins)/2))
 		guard, simple := 0, true
 		for j, op := range t.Ops {
+			if op.Kind == schedule.OpEnd {
+				// The kernel's begin runs the whole body, delays included.
+				continue
+			}
+			e.step = append(e.step, int32(j))
 			w0, w1 := encodeOp(op)
 			if op.Kind == schedule.OpBegin {
 				w1 = e.bodies[op.Task].op // lets the kernel skip empty bodies

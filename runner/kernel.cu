@@ -366,8 +366,9 @@ template <bool HELP> __device__ bool run_thread(const Params &P, Blk &B, u32 th)
       __syncthreads();
       break;
     case INS_BEGIN:
-      delay(P, obj, 0);
+      if (P.max_delay_ns) delay(P, obj, 0);
       if (val != OP_NOP) run_body(P, B, obj);
+      if (P.max_delay_ns) delay(P, obj, 1);
       break;
     case INS_END:
       delay(P, obj, 1);

@@ -224,7 +224,10 @@ func (e *Encoded) deadlockError(status []uint64, ctr, bar, sem []uint64, timeout
 		if st[0] == 2 || st[0] == 3 {
 			if th := st[1]; th != 0xffffffff && int(th) < e.Threads {
 				ws.Thread = int(th)
-				ws.Step = int(st[2]) - int(e.streams[th])
+				ws.Step = -1
+				if pc := int(st[2]); pc < len(e.step) {
+					ws.Step = int(e.step[pc])
+				}
 				if ws.Step >= 0 && ws.Step < len(e.form.Threads[th].Ops) {
 					ws.Op = p.Describe(e.form.Threads[th].Ops[ws.Step])
 				}

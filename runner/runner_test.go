@@ -127,10 +127,20 @@ func TestEncodeLayout(t *testing.T) {
 	}
 	// Every instruction round-trips its kind, object and value.
 	f := schedule.Lower(p)
+	k := 0
 	for th, thr := range f.Threads {
+		if int(e.streams[th]) != k {
+			t.Errorf("thread %d starts at %d, want %d", th, e.streams[th], k)
+		}
 		for j, op := range thr.Ops {
-			k := int(e.streams[th]) + j
+			if op.Kind == schedule.OpEnd {
+				continue
+			}
+			if int(e.step[k]) != j {
+				t.Errorf("instruction %d maps to step %d, want %d", k, e.step[k], j)
+			}
 			w0, w1 := e.ins[2*k], e.ins[2*k+1]
+			k++
 			if int(w0&0xff) != int(op.Kind) || (op.Kind != schedule.OpBegin && w1 != op.Value) {
 				t.Errorf("thread %d op %d: encoded %#x/%d for %v", th, j, w0, w1, op)
 			}

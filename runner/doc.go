@@ -1,0 +1,82 @@
+// Package runner executes megaproof programs on a real NVIDIA GPU and on
+// the CPU, so that a verdict can be checked against hardware.
+//
+// # Overview
+//
+// [Encode] compiles a [schedule.Program] into the interpreter's form: one
+// step stream per normal-form thread (see [schedule.Lower]), a task table,
+// an access table and a heap layout. [Reference] executes the same program
+// on the CPU in one valid order and returns every buffer's bytes. [Open]
+// loads libcuda.so.1 and NVRTC with dlopen (no CUDA is needed at build
+// time), compiles the embedded CUDA source for the device, and
+// [Device.Run] launches one persistent interpreter kernel for a program and
+// returns its buffers; they must equal [Reference] bit for bit.
+//
+// Without cgo, [Open] and [Device.Run] return [ErrNoCGO]; without a driver
+// or device, [Open] returns an error wrapping [ErrNoDevice]. Encoding and
+// the CPU reference work everywhere.
+//
+// # The interpreter kernel
+//
+// One thread block per worker (Options.Permute shuffles the worker→block
+// map). Thread 0 performs every synchronization step; the whole block runs
+// task bodies. A wait spins in thread 0 with ld.acquire.<scope> (relaxed
+// waits use ld.relaxed) and then synchronizes the block; a signal
+// synchronizes the block and then issues red.release.<scope>.add (relaxed
+// signals red.relaxed). Barriers are counters with generation-scaled
+// targets (arrive = release add of 1, await = acquire spin until k·P).
+// Semaphores acquire with an acq_rel CAS loop and release with a release
+// add. Fences are fence.acq_rel.<scope> by every thread between two block
+// barriers. Mutants therefore run as written: a relaxed or cta-scoped step
+// really is one on the GPU.
+//
+// Every spin checks a deadline (%globaltimer, Options.Timeout from the
+// worker's start) and a global abort flag. The first worker past its
+// deadline raises the flag, every spinning worker leaves, and Run returns
+// a *[DeadlockError] (matching [ErrDeadlock]) with each stuck worker's
+// thread, step, operation and the value it last read, and the final
+// counter values. The GPU never hangs on a stuck schedule.
+//
+// # Dynamic dispatch
+//
+// Dynamic (unpinned) tasks are claimed from a ready queue. A dynamic task's
+// entry guard is the run of waits and acquires at the start of its thread.
+// A task is ready when its guard holds (read with relaxed loads; the
+// claimed task then executes its guard with the real acquire semantics).
+// Workers that finished their static queue scan the unclaimed tasks in
+// windows of 64 from a per-block cursor (all tasks are eventually visited)
+// and claim a ready one with an atomic CAS until every dynamic task has
+// run. A worker blocked in a static wait also helps: it may claim a ready
+// dynamic task that cannot block after its guard, run it, and resume
+// waiting. So every state in which the GPU makes no progress is a reachable
+// deadlock of the model, and a program verify calls safe cannot stall,
+// provided its dynamic tasks block only in their guard (the common
+// waits → body → signals shape). A dynamic task that blocks later (a
+// barrier sync, a wait after a signal, an acquire after a release) holds
+// its worker while it waits, and more of them than workers can stall a
+// program the model calls safe, since the model gives every dynamic task
+// its own thread; [Encoded.BlockingDynamic] counts them.
+//
+// # Bodies
+//
+// Task.Op names one of [Ops]; each reads its byte footprint and writes its
+// own. "mix" writes a hash of exactly the bytes it read, so a stale or torn
+// read changes the output. Inputs, weights and state start with a
+// deterministic pattern per buffer; scratch and output bytes start as
+// Options.Poison.
+//
+// # Residency
+//
+// Unless Options.FreeOccupancy is set, Run pads each block's dynamic
+// shared memory so the device keeps at most Launch.PerSM interpreter blocks
+// per SM, making the real residency match the declared capacity where the
+// device's SM count does. A cooperative launch beyond it fails with
+// [ErrOccupancy]; a non-cooperative one runs with the hardware's residency.
+//
+// # Safety gate
+//
+// Run calls verify.Run first and refuses (with [ErrUnverified]) any program
+// whose verdict is not safe, unless Options.AllowUnsafe is set.
+//
+// docs/GPU.md records the measurements on an H200.
+package runner
