@@ -245,7 +245,12 @@ func draw(t *rapid.T, o Options) *schedule.Program {
 		ts.writes = rapid.SliceOfN(acc, 0, 2).Draw(t, "writes")
 		return ts
 	})
-	tasks := rapid.SliceOfN(taskGen, 1, o.MaxTasks).Draw(t, "tasks")
+	// rapid keeps slices short; large option sets draw their length.
+	minTasks := 1
+	if o.MaxTasks > 20 {
+		minTasks = rapid.IntRange(1, o.MaxTasks).Draw(t, "min-tasks")
+	}
+	tasks := rapid.SliceOfN(taskGen, minTasks, o.MaxTasks).Draw(t, "tasks")
 	oob := percent(t, "out-of-bounds") >= 97
 	fillOutputs := percent(t, "fill-outputs") < 85
 
