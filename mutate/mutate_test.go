@@ -689,3 +689,32 @@ func TestCounterOverflowExactTotal(t *testing.T) {
 		t.Errorf("counters %+v, want c untouched and d's range already at the top", q.Counters)
 	}
 }
+
+// TestExceedCapacityNeedsBlocking: shrinking a non-cooperative target is
+// pointless when no pinned task can block; a cooperative launch always has
+// both sites.
+func TestExceedCapacityNeedsBlocking(t *testing.T) {
+	build := func(coop, wait bool) *schedule.Program {
+		b := schedule.NewBuilder("cap", schedule.Launch{SMs: 4, PerSM: 1, Workers: 3, Cooperative: coop})
+		c := b.Counter("c")
+		b.Task("a").On(0).Signal(c, 1)
+		tb := b.Task("b").On(2)
+		if wait {
+			tb.Wait(c, 1)
+		}
+		p, err := b.Build()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	op, _ := mutate.Lookup("exceed-capacity")
+	for _, tc := range []struct {
+		coop, wait bool
+		want       int
+	}{{false, false, 0}, {false, true, 1}, {true, false, 2}, {true, true, 2}} {
+		if got := op.Sites(build(tc.coop, tc.wait)); got != tc.want {
+			t.Errorf("cooperative=%v wait=%v: %d sites, want %d", tc.coop, tc.wait, got, tc.want)
+		}
+	}
+}

@@ -173,7 +173,9 @@ func moveTask() *Operator {
 // target provides. Cooperative launches have two sites: site 0 grows the
 // grid to capacity + 1 workers; site 1 shrinks the target (SMs × per-SM)
 // below the worker count. Non-cooperative launches have one site that
-// shrinks the target the same way. The new capacity is workers − 1 for even
+// shrinks the target the same way, provided some pinned task has a blocking
+// step (wait, sync or acquire): otherwise no worker can hold a slot while
+// waiting, and residency cannot matter. The new capacity is workers − 1 for even
 // seeds, a seed-chosen value in [1, workers − 1] otherwise (and never more
 // than the old capacity).
 //
@@ -194,7 +196,7 @@ func exceedCapacity() *Operator {
 		if l.Cooperative && l.Capacity() >= l.Workers && l.Capacity() < schedule.MaxWorkers {
 			ks = append(ks, grow)
 		}
-		if min(l.Workers, l.Capacity()) >= 2 {
+		if min(l.Workers, l.Capacity()) >= 2 && (l.Cooperative || pinnedBlocks(p)) {
 			ks = append(ks, shrink)
 		}
 		return ks
@@ -335,4 +337,23 @@ func swapAcquireOrder() *Operator {
 			l[ref.idx], l[k] = l[k], l[ref.idx]
 			return nil
 		})
+}
+
+// pinnedBlocks reports whether some pinned task has a step that can block
+// (wait, barrier sync, semaphore acquire).
+func pinnedBlocks(p *schedule.Program) bool {
+	for i := range p.Tasks {
+		t := &p.Tasks[i]
+		if !t.Pinned() {
+			continue
+		}
+		for _, l := range [][]schedule.Step{t.Before, t.After} {
+			for _, s := range l {
+				if s.Kind == schedule.Wait || s.Kind == schedule.Sync || s.Kind == schedule.Acquire {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
