@@ -225,6 +225,11 @@ func dropTile() *Operator {
 // 0 is created; when the moved buffer does not fit the partner's arena, the
 // arena grows.
 //
+// The partner is seed-chosen among the (up to) four writable buffers whose
+// first access is nearest, in task-list order, to the moved buffer's: real
+// page reuse hands a page to a buffer of a nearby layer or step, and a far
+// partner's lifetime is usually ordered anyway (a safe mutant).
+//
 // Class: page reused too early — a scratch page is handed to a new buffer
 // while the old contents are still being read or written (WAR/WAW on
 // reuse). Source: AutoMegaKernel §2.3 pages_unchecked_large_model (q and k
@@ -271,7 +276,13 @@ func aliasEarly() *Operator {
 			if len(cands) == 0 {
 				return notApplicable("every writable buffer already shares %q's slot", a.Name)
 			}
-			b := &q.Buffers[cands[r.intn(len(cands))]]
+			// Prefer partners in use at about the same time: sort by the
+			// distance between the buffers' first accesses in task-list order
+			// and pick among the nearest few.
+			first := firstAccess(q)
+			dist := func(i int) int { return abs(first[i] - first[ai]) }
+			slices.SortStableFunc(cands, func(x, y int) int { return dist(x) - dist(y) })
+			b := &q.Buffers[cands[r.intn(min(len(cands), aliasWindow))]]
 			if b.Arena == schedule.NoArena {
 				b.Arena = int32(len(q.Arenas))
 				b.Offset = 0
@@ -319,4 +330,34 @@ func writeReadonly() *Operator {
 			t.Writes = append(t.Writes, *ref.access(q))
 			return nil
 		})
+}
+
+// aliasWindow is how many nearest partners alias-early chooses among.
+const aliasWindow = 4
+
+// firstAccess returns, per buffer, the index of the first task that reads
+// or writes it, or len(p.Tasks) when none does.
+func firstAccess(p *schedule.Program) []int {
+	first := make([]int, len(p.Buffers))
+	for i := range first {
+		first[i] = len(p.Tasks)
+	}
+	for ti := len(p.Tasks) - 1; ti >= 0; ti-- {
+		t := &p.Tasks[ti]
+		for _, l := range [][]schedule.Access{t.Reads, t.Writes} {
+			for _, a := range l {
+				if a.Buffer >= 0 && int(a.Buffer) < len(first) {
+					first[a.Buffer] = ti
+				}
+			}
+		}
+	}
+	return first
+}
+
+func abs(x int) int {
+	if x < 0 {
+		return -x
+	}
+	return x
 }
