@@ -91,8 +91,8 @@ func counterTotal(p *schedule.Program, c int32) uint64 {
 
 // reusePhaseThreshold makes a later phase's wait on a shared counter use an
 // earlier phase's threshold: the wait's threshold becomes one of the
-// strictly smaller thresholds other waits use on the same counter (the
-// nearest one for even seeds, a seed-chosen one otherwise).
+// strictly smaller thresholds other waits use on the same counter (for
+// about half of the seeds the nearest one, for the others any of them).
 //
 // Class: counter reused across phases without scaling the targets (missing
 // generation). Source: F8 (NVIDIA/cuml#458, tile-ai/tilelang PR#2319:
@@ -174,8 +174,8 @@ func duplicateSignal() *Operator {
 }
 
 // signalEarly moves one signal in front of its task's body: to the end of
-// the previous task of the same worker's queue (even seeds, when there is
-// one) or to the end of the task's own before-steps.
+// the previous task of the same worker's queue (for about half of the
+// seeds, when there is one) or to the end of the task's own before-steps.
 //
 // Class: signal published before the data it announces is written. Source:
 // F12 (TMA writes signalled before they are visible; Hazy "full wait! must

@@ -718,3 +718,53 @@ func TestExceedCapacityNeedsBlocking(t *testing.T) {
 		}
 	}
 }
+
+// TestSiteOrder pins the numbering of step sites: tasks in list order,
+// before-steps then after-steps.
+func TestSiteOrder(t *testing.T) {
+	p := pipeline(t)
+	op, _ := mutate.Lookup("drop-wait")
+	q, err := op.Apply(p, 2, 0) // the third wait: task c1's "wait c1 >= 1" (sys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(q.Tasks[3].Before) != len(p.Tasks[3].Before)-1 || !slices.Equal(q.Tasks[3].Before, p.Tasks[3].Before[1:]) {
+		t.Errorf("drop-wait site 2 removed %v, want task c1's first wait", q.Tasks[3].Before)
+	}
+}
+
+// TestSignalEarlyBothPlaces: with a queue predecessor, seeds move the
+// signal either to the predecessor's after-steps or to the task's own
+// before-steps; without one, always to the before-steps.
+func TestSignalEarlyBothPlaces(t *testing.T) {
+	p := pipeline(t)
+	op, _ := mutate.Lookup("signal-early")
+	var toPrev, toBefore int
+	for seed := range uint64(32) {
+		q, err := op.Apply(p, 4, seed) // task c0's "signal c2", after p0 on worker 0
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case len(q.Tasks[0].After) == len(p.Tasks[0].After)+1:
+			toPrev++
+		case len(q.Tasks[2].Before) == len(p.Tasks[2].Before)+1:
+			toBefore++
+		default:
+			t.Fatalf("seed %d: signal went elsewhere", seed)
+		}
+	}
+	if toPrev == 0 || toBefore == 0 {
+		t.Errorf("to predecessor %d, to own before-steps %d; want both", toPrev, toBefore)
+	}
+	h := handoff(t)
+	for seed := range uint64(8) {
+		q, err := op.Apply(h, 0, seed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(q.Tasks[0].Before) != 1 || q.Tasks[0].Before[0].Kind != schedule.Signal || len(q.Tasks[0].After) != 0 {
+			t.Errorf("seed %d: produce is %+v, want its signal before the body", seed, q.Tasks[0])
+		}
+	}
+}

@@ -175,9 +175,9 @@ func moveTask() *Operator {
 // below the worker count. Non-cooperative launches have one site that
 // shrinks the target the same way, provided some pinned task has a blocking
 // step (wait, sync or acquire): otherwise no worker can hold a slot while
-// waiting, and residency cannot matter. The new capacity is workers − 1 for even
-// seeds, a seed-chosen value in [1, workers − 1] otherwise (and never more
-// than the old capacity).
+// waiting, and residency cannot matter. With m = min(workers, old
+// capacity), the new capacity is m − 1 for about half of the seeds and a
+// seed-chosen value in [1, m − 1] for the others.
 //
 // Class: co-residency deadlock (grid larger than the resident CTAs).
 // Source: F1 (NVIDIA/cub#369, FlashMoE#3, Luce `7daf422`: grid sized for a
