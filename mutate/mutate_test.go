@@ -768,3 +768,25 @@ func TestSignalEarlyBothPlaces(t *testing.T) {
 		}
 	}
 }
+
+// FuzzApply applies a fuzzer-chosen operator at a fuzzer-chosen site of a
+// random program: never a panic, always a valid mutant or ErrSite.
+func FuzzApply(f *testing.F) {
+	f.Add(uint64(0), uint8(0), uint16(0), uint64(0))
+	f.Add(uint64(7), uint8(24), uint16(3), uint64(1<<63))
+	f.Fuzz(func(t *testing.T, progSeed uint64, opi uint8, site uint16, seed uint64) {
+		p := randomProgram(progSeed)
+		if p == nil {
+			return
+		}
+		ops := mutate.Operators()
+		op := ops[int(opi)%len(ops)]
+		n := op.Sites(p)
+		if n == 0 {
+			return
+		}
+		if _, err := applyChecked(t, op, p, int(site)%n, seed); err != nil && !errors.Is(err, mutate.ErrSite) {
+			t.Fatalf("%s: %v", op.Name, err)
+		}
+	})
+}
