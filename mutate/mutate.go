@@ -13,7 +13,7 @@ import (
 
 // Operator injects one fault class into a program. It is a declared value:
 // [Operators] lists every operator once, validated (unique names, non-empty
-// documentation).
+// documentation). Operators hold no state and are safe for concurrent use.
 type Operator struct {
 	// Name is stable and unique, e.g. "drop-wait"; corpus recipes refer to it.
 	Name string
