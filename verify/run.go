@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/megaproof/megaproof/schedule"
+	"github.com/megaproof/megaproof/verify/explore"
 )
 
 // verifier holds one analysis in progress.
@@ -155,8 +156,28 @@ func invalidResult(err error) *Result {
 }
 
 // explore decides programs with semaphores with the explicit-state
-// explorer.
+// explorer, which is exact within the state budget.
 func (v *verifier) explore(ctx context.Context) error {
-	v.inconclusive("programs with semaphores need the explorer")
+	max := v.cfg.MaxStates
+	if max <= 0 {
+		max = DefaultMaxStates
+	}
+	res, err := explore.Run(ctx, v.f.p, explore.Config{MaxStates: max})
+	if err != nil {
+		return err
+	}
+	v.stats.Engine = "explore"
+	v.stats.States = res.States
+	for _, f := range res.Findings {
+		switch {
+		case f.Code == CodeOutOfBounds, f.Code == CodeReadonlyWrite, f.Code == CodeOutputUnwritten,
+			f.Code == CodeOccupancy && v.f.p.Launch.Cooperative:
+			continue // static findings, already reported by checkStatic
+		}
+		v.add(Finding{Code: f.Code, Message: f.Message, Tasks: f.Tasks, Witness: f.Trace})
+	}
+	if !res.Complete {
+		v.inconclusive(fmt.Sprintf("the explorer's budget of %d states ran out after %d states (Config.MaxStates)", max, res.States))
+	}
 	return nil
 }

@@ -105,7 +105,8 @@ func Run(ctx context.Context, p *schedule.Program, cfg Config) (*Result, error) 
 	main := newSearch(m, true, limited, nil, b)
 	complete := main.run()
 
-	// Deadlocks are judged with every worker resident.
+	// A deadlock reachable under residency is a deadlock.* finding when one
+	// is also reachable with every worker resident, and occupancy otherwise.
 	allStuck := main.out.stuck
 	allComplete := complete
 	if limited {
@@ -117,6 +118,11 @@ func Run(ctx context.Context, p *schedule.Program, cfg Config) (*Result, error) 
 			complete = allComplete
 			allStuck = all.out.stuck
 		}
+	}
+	if limited && main.out.anyStuck == nil {
+		// Deadlocks that only a launch with every worker resident reaches
+		// cannot happen under this launch's residency.
+		allStuck = nil
 	}
 	for code, r := range allStuck {
 		tr := r.trace

@@ -1,0 +1,90 @@
+package verify
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"testing"
+
+	"github.com/megaproof/megaproof/schedule"
+)
+
+// layered builds a synthetic Llama-like program: layers of `workers` tiled
+// tasks, one per worker. Task j of layer l waits for all of layer l-1 (an
+// all-join), and, in partial mode, for the first half of layer l-2 (a
+// partial threshold), reads two neighbouring tiles of layer l-1's
+// activations and its weight slice, and writes its own column tile of layer
+// l's activations (a 2-D tile of a 4-row matrix).
+func layered(tasks, workers int, partial bool) *schedule.Program {
+	const tile, rows = 64, 4
+	layers := (tasks + workers - 1) / workers
+	b := schedule.NewBuilder(fmt.Sprintf("layered-%d", tasks), schedule.Launch{Target: "synthetic", SMs: workers, PerSM: 1, Workers: workers, Cooperative: true})
+	stride := uint64(workers * tile)
+	w := b.Buffer("weights", schedule.KindWeight, stride)
+	var acts []schedule.BufferRef
+	var done []schedule.CounterRef
+	n := 0
+	for l := 0; l < layers && n < tasks; l++ {
+		kind := schedule.KindScratch
+		if l == layers-1 && tasks%workers == 0 {
+			kind = schedule.KindOutput
+		}
+		acts = append(acts, b.Buffer(fmt.Sprintf("act%d", l), kind, stride*rows))
+		done = append(done, b.Counter(fmt.Sprintf("layer%d", l)))
+		for j := 0; j < workers && n < tasks; j++ {
+			t := b.Task(fmt.Sprintf("l%d.t%d", l, j)).On(j).Op("gemv")
+			if l > 0 {
+				t.Wait(done[l-1], uint64(workers))
+				lo := max(j-1, 0)
+				t.ReadTile(acts[l-1], uint64(lo*tile), uint64((min(j+1, workers-1)-lo+1)*tile), rows, stride)
+			}
+			if partial && l > 1 {
+				t.Wait(done[l-2], uint64(workers/2))
+			}
+			t.Read(w, uint64(j*tile), tile)
+			t.WriteTile(acts[l], uint64(j*tile), tile, rows, stride)
+			t.Signal(done[l], 1)
+			n++
+		}
+	}
+	p, err := b.Build()
+	if err != nil {
+		panic(err)
+	}
+	return p
+}
+
+func BenchmarkDeadlock(b *testing.B) {
+	for _, c := range []struct{ tasks, workers int }{{10000, 132}, {100000, 132}, {1000000, 264}} {
+		b.Run(fmt.Sprintf("tasks=%d/workers=%d", c.tasks, c.workers), func(b *testing.B) {
+			p := layered(c.tasks, c.workers, true)
+			f := lowerForm(p)
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				e := newEngine(f, false)
+				e.reset()
+				e.run()
+				if len(e.stuck()) != 0 {
+					b.Fatal("layered program deadlocks")
+				}
+			}
+		})
+	}
+}
+
+func BenchmarkVerify(b *testing.B) {
+	for _, c := range []struct{ tasks, workers int }{{10000, 132}, {100000, 132}, {1000000, 264}} {
+		b.Run(fmt.Sprintf("tasks=%d/workers=%d", c.tasks, c.workers), func(b *testing.B) {
+			p := layered(c.tasks, c.workers, true)
+			runtime.GC()
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				r, err := Run(context.Background(), p, Config{})
+				if err != nil || r.Verdict != Safe {
+					b.Fatalf("%v %v %+v", err, r.Verdict, r.Findings)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,81 @@
+// Package verify decides, exactly, whether a megakernel schedule can
+// deadlock, race, read uninitialized memory or break a memory-safety rule,
+// and shows how with a witness that schedule.Replay confirms.
+//
+// The entry points are graded by cost: [Program] returns nil for a safe
+// program and an error naming the first finding otherwise; [Run] returns
+// the full [Result] with its [Verdict] (safe, unsafe, invalid,
+// inconclusive), its [Finding]s and statistics, and honors a
+// context.Context. The zero [Config] checks everything.
+//
+// # Semantics
+//
+// The definitions decided here are in docs/SEMANTICS.md of the module:
+// normal form (one thread per static worker, one per dynamic task),
+// residency for non-cooperative launches, happens-before with
+// release/acquire, fences, scopes and release sequences, and the exact
+// meaning of every finding.
+//
+// # Finding codes
+//
+// Codes are stable and append-only; the part before the dot is the family.
+// Each has a tiny example program in testdata/codes.
+//
+//	code                    meaning                                                    witness
+//	invalid.*               malformed input, with the JSON path (package schedule)     none
+//	deadlock.unsatisfiable  a wait's threshold exceeds every value its counter reaches  trace to the stuck state
+//	deadlock.cycle          stuck threads wait on each other (incl. static queue order) trace to the stuck state
+//	deadlock.barrier        participants sync unevenly, or parties ≠ participants      trace to the stuck state
+//	deadlock.semaphore      semaphore acquires that can never be granted               trace to the stuck state
+//	occupancy               more workers than co-resident capacity (cooperative), or a
+//	                        waiter holding the slot its producer needs (otherwise);
+//	                        reports the minimum co-resident workers needed             trace, or none (cooperative)
+//	race.raw                a read unordered with an earlier-listed write              both bodies in flight
+//	race.war                a write unordered with an earlier-listed read              both bodies in flight
+//	race.waw                two unordered writes                                       both bodies in flight
+//	race.unsynchronized     always executed in order, but relaxed or cta-scoped sync
+//	                        (or only worker start order) gives no happens-before       execution without the order
+//	uninitialized-read      scratch/output bytes read before any write that happens
+//	                        before the read (including a task's own unwritten scratch) trace to the read
+//	out-of-bounds           an access outside its buffer                               none
+//	readonly-write          a write to an input or weight buffer                       none
+//	output-unwritten        output bytes no task writes                                none
+//	counter-overflow        a counter exceeds its width                                trace to the overflow
+//	inconclusive            a bound was hit (the message names it)                     none
+//
+// # Three tiers of assurance
+//
+// Exactness is earned against two oracles that share no algorithm with
+// this package:
+//
+//  1. verify itself, fast at any size. With counters and barriers only, no
+//     step disables another (values only grow; waits are ≥), so the system
+//     is confluent and one greedy run, with wait lists keyed by threshold,
+//     decides deadlock for every interleaving. Step a must precede step b
+//     exactly when b is unreachable with a withheld; per thread the steps
+//     that must precede b form a prefix, so one incremental sweep per thread
+//     orders every conflicting pair on it. Happens-before equals must-precede
+//     when every edge synchronizes; otherwise a relaxation in which
+//     non-synchronizing edges are free proves most pairs ordered, and a taint
+//     game decides the rest exactly (the one choice is the order in which
+//     objects receive releases that follow the source; free choices are
+//     taken first, others are branched on within a bound, beyond which the
+//     verdict is inconclusive). Conflicting pairs come from a sweep of byte
+//     ranges per arena, so disjoint tiles never meet.
+//  2. The definitional checker (internal/defcheck), slow and obviously
+//     correct: one naive withhold-run per conflicting pair and every poison
+//     order tried. Property tests require verify to agree with it on random
+//     programs.
+//  3. The explorer (package verify/explore) enumerates interleavings with
+//     state hashing and partial-order reduction and computes happens-before
+//     per execution with vector clocks. It is ground truth for small
+//     programs, and it decides programs with semaphores (which break
+//     confluence) within Config.MaxStates; beyond that the verdict is
+//     inconclusive and names the bound. TestDifferential requires the three
+//     to agree on every verdict and finding family, and every witness to
+//     replay in schedule.Replay.
+//
+// Which fragment is decided by which algorithm: programs without semaphores
+// by tier 1 at any size; programs with semaphores by tier 3 within the
+// state budget.
+package verify
