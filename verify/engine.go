@@ -1,5 +1,7 @@
 package verify
 
+import "math/bits"
+
 // engine runs greedy executions of a form: every enabled operation runs
 // until none is. With counters and barriers only, operations never disable
 // one another, so one greedy run reaches the unique maximal state (the
@@ -197,9 +199,12 @@ func (e *engine) advance(t int) {
 }
 
 func (e *engine) add(o int32, v uint64) {
-	nv := satAdd(e.val[o], v)
+	nv, carry := bits.Add64(e.val[o], v, 0)
+	if carry != 0 {
+		nv = ^uint64(0)
+	}
 	e.val[o] = nv
-	if int(o) < e.f.nc && nv > e.f.p.Counters[o].Max() {
+	if int(o) < e.f.nc && (carry != 0 || nv > e.f.p.Counters[o].Max()) {
 		e.overflow[o] = true
 	}
 	h := e.heaps[o]

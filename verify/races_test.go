@@ -268,3 +268,15 @@ func TestMemorySafetyTable(t *testing.T) {
 		{"output-hole", "the second tile misses 4 bytes", coverage(12), []string{CodeOutputUnwritten}},
 	})
 }
+
+func TestOverflow64(t *testing.T) {
+	runTable(t, []row{
+		{"overflow-64", "a 64-bit counter at 2^64-3 receives +1 and +2", func() *schedule.Program {
+			b := two()
+			c := b.CounterInit("c", 1<<64-3, 64)
+			b.Task("a").On(0).Signal(c, 1)
+			b.Task("b").On(1).Signal(c, 2)
+			return mustBuild(b)
+		}, []string{CodeCounterOverflow}},
+	})
+}

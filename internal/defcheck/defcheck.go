@@ -59,6 +59,7 @@ type state struct {
 	started  int
 	finished int
 	order    [][2]int // executed (thread, step)
+	wrapped  bool     // some counter went past 2^64-1
 }
 
 func (c *checker) initial() *state {
@@ -108,6 +109,7 @@ func (c *checker) exec(s *state, t int, capacity int) {
 		s.val[op.Object] += op.Value
 		if s.val[op.Object] < op.Value {
 			s.val[op.Object] = ^uint64(0)
+			s.wrapped = true
 		}
 	case schedule.OpArrive:
 		s.arr[op.Object]++
@@ -205,7 +207,7 @@ func (c *checker) check(fam map[string]bool) error {
 	s := c.initial()
 	c.fixpoint(s, nil, c.capacity())
 	for ci, k := range p.Counters {
-		if s.val[ci] > k.Max() {
+		if s.val[ci] > k.Max() || s.wrapped {
 			fam["counter-overflow"] = true
 		}
 	}

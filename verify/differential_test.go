@@ -1,0 +1,154 @@
+package verify
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/megaproof/megaproof/internal/defcheck"
+	"github.com/megaproof/megaproof/internal/progen"
+	"github.com/megaproof/megaproof/schedule"
+	"github.com/megaproof/megaproof/verify/explore"
+	"pgregory.net/rapid"
+)
+
+var diffPrograms = flag.Int("differential.programs", 10000, "fixed-seed programs TestDifferential checks (rapid adds -rapid.checks more)")
+
+const diffMaxStates = 200000
+
+// explorerFamilies runs the explorer and returns its families, or ok=false
+// when the budget ran out.
+func explorerFamilies(p *schedule.Program) ([]string, []explore.Finding, bool) {
+	r, err := explore.Run(context.Background(), p, explore.Config{MaxStates: diffMaxStates})
+	if err != nil || !r.Complete {
+		return nil, nil, false
+	}
+	var out []string
+	for _, f := range r.Findings {
+		out = append(out, Family(f.Code))
+	}
+	slices.Sort(out)
+	return slices.Compact(out), r.Findings, true
+}
+
+// disagreement checks one program against the three tiers and returns a
+// description of the first disagreement, or "".
+func disagreement(p *schedule.Program, tally map[string]int) (string, error) {
+	res, err := Run(context.Background(), p, Config{Sanity: true, MaxStates: diffMaxStates})
+	if err != nil {
+		return "", err
+	}
+	got := families(res)
+	tally[res.Verdict.String()]++
+	for _, f := range got {
+		tally["family "+f]++
+	}
+	if res.Verdict == Inconclusive {
+		return "", nil
+	}
+	want, efs, ok := explorerFamilies(p)
+	if ok {
+		tally["explorer compared"]++
+	}
+	if ok && !slices.Equal(got, want) {
+		return fmt.Sprintf("verify %v, explorer %v (explorer findings %v)", got, want, efs), nil
+	}
+	for _, f := range efs {
+		if f.Code == CodeOccupancy && len(f.Trace) == 0 && p.Launch.Cooperative {
+			continue
+		}
+		if err := schedule.CheckWitness(p, f.Code, f.Tasks, f.Trace); err != nil && f.Trace != nil {
+			return fmt.Sprintf("explorer witness of %s %v does not replay: %v", f.Code, f.Tasks, err), nil
+		}
+	}
+	def, err := defcheck.Families(p)
+	switch {
+	case errors.Is(err, defcheck.ErrSemaphores), errors.Is(err, defcheck.ErrBudget):
+	case err != nil:
+		return "", err
+	case !slices.Equal(got, def):
+		return fmt.Sprintf("verify %v, definitional checker %v", got, def), nil
+	default:
+		tally["defcheck compared"]++
+	}
+	return "", nil
+}
+
+// TestDifferential holds verify, the definitional checker and the
+// explorer to the same verdicts and finding families on random programs
+// covering the whole model, and replays every witness (Config.Sanity).
+func TestDifferential(t *testing.T) {
+	n := *diffPrograms
+	if testing.Short() {
+		n /= 10
+	}
+	gen := progen.Program(progen.Small())
+	bad := 0
+	tally := map[string]int{}
+	for i := 0; i < n; i++ {
+		p := gen.Example(i)
+		d, err := disagreement(p, tally)
+		if err != nil {
+			t.Fatalf("seed %d: %v", i, err)
+		}
+		if d != "" {
+			bad++
+			js, _ := schedule.Marshal(p)
+			t.Errorf("seed %d: %s\n%s", i, d, js)
+			if bad >= 5 {
+				t.FailNow()
+			}
+		}
+	}
+	// rapid's own programs, shrunk and saved under testdata/rapid on failure.
+	checks := 0
+	rapid.Check(t, func(rt *rapid.T) {
+		checks++
+		p := gen.Draw(rt, "program")
+		d, err := disagreement(p, tally)
+		if err != nil {
+			rt.Fatal(err)
+		}
+		if d != "" {
+			js, _ := schedule.Marshal(p)
+			rt.Fatalf("%s\n%s", d, strings.TrimSpace(string(js)))
+		}
+	})
+	t.Logf("tally: %v", tally)
+	fmt.Printf("differential: %d programs, %d disagreements\n", n+checks, bad)
+}
+
+// TestDifferentialMedium compares verify with the definitional checker on
+// larger programs than the explorer can take.
+func TestDifferentialMedium(t *testing.T) {
+	n := 300
+	if testing.Short() {
+		n = 30
+	}
+	gen := progen.Program(progen.Medium())
+	for i := 0; i < n; i++ {
+		p := gen.Example(i)
+		res, err := Run(context.Background(), p, Config{Sanity: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Verdict == Inconclusive {
+			continue
+		}
+		def, err := defcheck.Families(p)
+		if errors.Is(err, defcheck.ErrBudget) {
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := families(res); !slices.Equal(got, def) {
+			js, _ := schedule.Marshal(p)
+			t.Fatalf("seed %d: verify %v, definitional checker %v\n%s", i, got, def, js)
+		}
+	}
+}
