@@ -7,7 +7,7 @@
 //	megaproof explain [CODE]
 //	megaproof dot FILE
 //	megaproof schema [result|program]
-//	megaproof corpus
+//	megaproof corpus [--json] [--every N] [--quiet]
 //
 // # verify
 //
@@ -42,5 +42,19 @@
 // edges run from signalling tasks to the tasks that wait on their counter
 // (and through barriers and semaphores), and each worker's static queue is
 // a cluster. schema prints the JSON Schema of verify's --json output, or of
-// the megaproof/v1 program format. corpus will run the regression corpus.
+// the megaproof/v1 program format.
+//
+// # corpus
+//
+// corpus runs the regression corpus (package corpus): it rebuilds every
+// mutant from its recipe, verifies it, and compares the verdict and the
+// finding families with the oracles' labels. It shows a progress bar on
+// stderr (--quiet hides it), then prints the confusion matrix (oracle
+// unsafe/safe × verify unsafe/safe), per-class recall and every failing
+// entry. --every N checks every N-th entry only. With --json it prints one
+// object with entries, faulty, safe, malformed, true_positives,
+// true_negatives, false_accepts, false_rejects, family_mismatches,
+// inconclusive, drift, errors, classes (per operator: faulty, safe,
+// malformed, detected, recall) and failures. It exits 1 when some entry is
+// a false accept or a false reject, 0 otherwise.
 package main

@@ -122,7 +122,8 @@ func TestUsage(t *testing.T) {
 		{[]string{"dot"}, exitInvalid, "", "usage: megaproof dot FILE", "dot needs one file"},
 		{[]string{"schema", "nope"}, exitInvalid, "", "usage: megaproof schema", "two schemas exist"},
 		{[]string{"explain", "a", "b"}, exitInvalid, "", "usage: megaproof explain", "one code at a time"},
-		{[]string{"corpus"}, exitInvalid, "", "not available yet", "the corpus is a placeholder"},
+		{[]string{"corpus", "extra"}, exitInvalid, "", "usage: megaproof corpus", "corpus takes no arguments"},
+		{[]string{"corpus", "--every", "0"}, exitInvalid, "", "usage: megaproof corpus", "a sample needs a positive stride"},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, "_"), func(t *testing.T) {

@@ -1,0 +1,2 @@
+// Package corpus is megaproof's regression corpus.
+package corpus

@@ -1,0 +1,3 @@
+package corpus
+
+//go:generate go run ./internal/gen

@@ -1,0 +1,320 @@
+package corpus
+
+import (
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/megaproof/megaproof/examples/llama/llamagen"
+	"github.com/megaproof/megaproof/internal/progen"
+	"github.com/megaproof/megaproof/schedule"
+)
+
+// A Seed is a recipe for one safe-by-construction program the corpus
+// mutates: a generator name and its parameters, written
+// "gen:key=value,key=value". Seeds are regenerated from their recipe, never
+// stored as program files (except the few hand-written JSON seeds under
+// testdata/seeds).
+//
+// Generators:
+//
+//	llama:...         llamagen.Generate with a custom small model (keys below)
+//	llama-named:NAME  a configuration of llamagen.Configs, optionally with workers=N
+//	llama-default:    llamagen.Default
+//	proto:kind=...    a hand-written protocol: ring, barrier, handoff, mutex
+//	progen:size=...   a program drawn from internal/progen with a fixed seed
+//	json:FILE         a hand-written program in testdata/seeds
+type Seed struct {
+	// ID is short and unique, e.g. "llama-017".
+	ID string
+	// Recipe regenerates the program.
+	Recipe string
+	// Big marks seeds of thousands of tasks, whose sites are sampled
+	// sparsely.
+	Big bool
+}
+
+// Program regenerates the seed's program from its recipe.
+func (s Seed) Program() (*schedule.Program, error) {
+	return Build(s.Recipe)
+}
+
+// Build builds the program a seed recipe describes.
+func Build(recipe string) (*schedule.Program, error) {
+	gen, args, _ := strings.Cut(recipe, ":")
+	kv, err := parseArgs(args)
+	if gen == "llama-named" || gen == "json" {
+		kv, err = parseArgs(strings.TrimPrefix(args, firstField(args)))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("corpus: recipe %q: %w", recipe, err)
+	}
+	var p *schedule.Program
+	switch gen {
+	case "llama":
+		p, err = buildLlama(kv)
+	case "llama-named":
+		p, err = buildNamed(firstField(args), kv)
+	case "llama-default":
+		p, err = llamagen.Default()
+	case "proto":
+		p, err = buildProto(kv)
+	case "progen":
+		p, err = buildProgen(kv)
+	case "json":
+		p, err = buildJSON(firstField(args))
+	default:
+		err = fmt.Errorf("unknown generator %q", gen)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("corpus: recipe %q: %w", recipe, err)
+	}
+	if err := p.Validate(); err != nil {
+		return nil, fmt.Errorf("corpus: recipe %q built an invalid program: %w", recipe, err)
+	}
+	return p, nil
+}
+
+// firstField returns args up to its first comma.
+func firstField(args string) string {
+	f, _, _ := strings.Cut(args, ",")
+	return f
+}
+
+type params map[string]string
+
+func parseArgs(s string) (params, error) {
+	kv := params{}
+	for f := range strings.SplitSeq(s, ",") {
+		if f == "" {
+			continue
+		}
+		k, v, ok := strings.Cut(f, "=")
+		if !ok {
+			if len(kv) == 0 {
+				continue // a positional first field (llama-named, json)
+			}
+			return nil, fmt.Errorf("parameter %q is not key=value", f)
+		}
+		kv[k] = v
+	}
+	return kv, nil
+}
+
+func (kv params) int(key string, def int) (int, error) {
+	v, ok := kv[key]
+	if !ok {
+		return def, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		return 0, fmt.Errorf("parameter %s: %w", key, err)
+	}
+	return n, nil
+}
+
+// ints reads several integer parameters at once; the first error wins.
+func (kv params) ints(keys []string, defs []int) ([]int, error) {
+	out := make([]int, len(keys))
+	for i, k := range keys {
+		n, err := kv.int(k, defs[i])
+		if err != nil {
+			return nil, err
+		}
+		out[i] = n
+	}
+	return out, nil
+}
+
+var llamaKeys = []string{"layers", "hidden", "inter", "heads", "kv", "hd", "vocab", "sms", "persm", "tile", "batch", "pos", "splits", "workers", "coop", "epoch", "pages"}
+
+func buildLlama(kv params) (*schedule.Program, error) {
+	v, err := kv.ints(llamaKeys, []int{1, 64, 128, 2, 1, 32, 64, 2, 1, 64, 1, 3, 1, 0, 0, 0, 0})
+	if err != nil {
+		return nil, err
+	}
+	st, err := llamagen.ParseStrategy(kv["strategy"])
+	if err != nil {
+		return nil, err
+	}
+	cfg := llamagen.Config{
+		Model:  llamagen.Model{Name: "toy", Layers: v[0], Hidden: v[1], Intermediate: v[2], Heads: v[3], KVHeads: v[4], HeadDim: v[5], Vocab: v[6]},
+		Target: llamagen.Target{Name: "toy", SMs: v[7], PerSM: v[8]},
+		Tile:   v[9], Batch: v[10], Pos: v[11], Splits: v[12], Workers: v[13],
+		Cooperative: v[14] != 0, Epoch: v[15] != 0, Pages: v[16], Strategy: st,
+	}
+	return llamagen.Generate(cfg)
+}
+
+func buildNamed(name string, kv params) (*schedule.Program, error) {
+	for _, n := range llamagen.Configs() {
+		if n.Name != name {
+			continue
+		}
+		cfg := n.Config
+		w, err := kv.int("workers", 0)
+		if err != nil {
+			return nil, err
+		}
+		if w > 0 {
+			cfg.Workers = w
+		}
+		return llamagen.Generate(cfg)
+	}
+	return nil, fmt.Errorf("no llamagen configuration named %q", name)
+}
+
+func buildProgen(kv params) (*schedule.Program, error) {
+	seed, err := kv.int("seed", 0)
+	if err != nil {
+		return nil, err
+	}
+	var o progen.Options
+	switch kv["size"] {
+	case "small":
+		o = progen.Small()
+	case "medium":
+		o = progen.Medium()
+	default:
+		return nil, fmt.Errorf("progen size %q (want small or medium)", kv["size"])
+	}
+	return progen.Program(o).Example(seed), nil
+}
+
+// seedDir is where hand-written JSON seeds live, relative to the package.
+const seedDir = "testdata/seeds"
+
+func buildJSON(name string) (*schedule.Program, error) {
+	if name != filepath.Base(name) {
+		return nil, fmt.Errorf("json seed %q must be a file name in %s", name, seedDir)
+	}
+	data, err := jsonSeed(name)
+	if err != nil {
+		return nil, err
+	}
+	return schedule.Unmarshal(data)
+}
+
+// jsonSeed reads a hand-written seed, from the embedded copy.
+func jsonSeed(name string) ([]byte, error) {
+	data, err := seedFS.ReadFile(seedDir + "/" + name)
+	if err != nil {
+		return nil, fmt.Errorf("json seed: %w", err)
+	}
+	return data, nil
+}
+
+// Seeds returns every seed of the corpus in a fixed order.
+func Seeds() []Seed { return slices.Clone(seeds()) }
+
+var seeds = sync.OnceValue(func() []Seed {
+	var out []Seed
+	add := func(prefix, recipe string, big bool) {
+		out = append(out, Seed{ID: fmt.Sprintf("%s-%03d", prefix, countPrefix(out, prefix)), Recipe: recipe, Big: big})
+	}
+	for _, r := range llamaRecipes() {
+		add("llama", r, false)
+	}
+	for _, r := range protoRecipes() {
+		add("proto", r, false)
+	}
+	for i := 1; i <= 120; i++ {
+		add("progen", fmt.Sprintf("progen:size=small,seed=%d", i), false)
+	}
+	for i := 1; i <= 20; i++ {
+		add("progenm", fmt.Sprintf("progen:size=medium,seed=%d", i), false)
+	}
+	for _, name := range jsonSeedNames() {
+		add("json", "json:"+name, false)
+	}
+	add("big", "llama-default:", true)
+	add("big", "llama-named:qwen05b-l40s-barrier-pages1-pos0", true)
+	add("big", "llama-named:smollm2-h100-rr", true)
+	add("big", "llama-named:llama32-1b-h200-epoch-pages2", true)
+	return out
+})
+
+func countPrefix(s []Seed, prefix string) int {
+	n := 0
+	for _, x := range s {
+		if strings.HasPrefix(x.ID, prefix+"-") {
+			n++
+		}
+	}
+	return n
+}
+
+func jsonSeedNames() []string {
+	ents, err := seedFS.ReadDir(seedDir)
+	if err != nil {
+		return nil
+	}
+	var names []string
+	for _, e := range ents {
+		if strings.HasSuffix(e.Name(), ".json") {
+			names = append(names, e.Name())
+		}
+	}
+	slices.Sort(names)
+	return names
+}
+
+// llamaRecipes enumerates small custom Llama-family lowerings: a fixed
+// table of shapes crossed with strategies, tile sizes, split-KV, epoch
+// counters, pages, worker counts and launch kinds, thinned by a
+// deterministic rule so that every knob appears with every strategy.
+func llamaRecipes() []string {
+	shapes := []string{
+		"layers=1,hidden=64,inter=128,heads=2,kv=1,hd=32,vocab=64",
+		"layers=1,hidden=64,inter=64,heads=1,kv=1,hd=64,vocab=64",
+		"layers=2,hidden=64,inter=128,heads=2,kv=2,hd=32,vocab=64",
+		"layers=1,hidden=128,inter=256,heads=4,kv=2,hd=32,vocab=128",
+		"layers=2,hidden=128,inter=256,heads=4,kv=1,hd=32,vocab=64",
+		"layers=1,hidden=256,inter=256,heads=4,kv=2,hd=64,vocab=128",
+		"layers=3,hidden=64,inter=64,heads=2,kv=1,hd=32,vocab=64",
+	}
+	strategies := []string{"round-robin", "balanced", "dynamic", "barrier"}
+	var out []string
+	for si, shape := range shapes {
+		for _, st := range strategies {
+			for variant := range 7 {
+				tile := []int{64, 32, 128, 64, 96, 32, 64}[(variant+si)%7]
+				workers := 1 + (variant+si)%4
+				splits := 1 + (variant/2+si)%3
+				pos := []int{0, 3, 7, 15}[(variant+2*si)%4]
+				epoch := (variant+si)%3 == 1
+				pages := (variant + si) % 3
+				if pages > 0 && strings.HasPrefix(shape, "layers=1,") {
+					pages = 0
+				}
+				coop, sms, workersOver := 1, workers, 0
+				switch (variant + 3*si) % 5 {
+				case 0:
+					coop = 0 // non-cooperative, fits
+				case 1:
+					if st != "barrier" {
+						coop, sms, workersOver = 0, max(1, workers-1), workers // non-cooperative beyond capacity
+					}
+				}
+				r := fmt.Sprintf("llama:%s,sms=%d,persm=1,strategy=%s,tile=%d,pos=%d,splits=%d,coop=%d", shape, sms, st, tile, pos, splits, coop)
+				if workersOver > 0 {
+					r += fmt.Sprintf(",workers=%d", workersOver)
+				}
+				if epoch {
+					r += ",epoch=1"
+				}
+				if pages > 0 {
+					r += fmt.Sprintf(",pages=%d", pages)
+				}
+				if variant == 6 && si%2 == 0 {
+					r += ",batch=2"
+				}
+				out = append(out, r)
+			}
+		}
+	}
+	return out
+}
