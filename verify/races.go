@@ -35,9 +35,21 @@ type pairInfo struct {
 // conflicts enumerates pairs of tasks on different threads whose accesses
 // overlap in arena bytes with at least one write, by a sweep over spans
 // sorted by offset in each arena.
-func (v *verifier) conflicts(ran func(task int32) bool) map[uint64]*pairInfo {
+func (v *verifier) conflicts(ran func(task int32) bool) map[uint64]int32 {
 	f := v.f
 	p := f.p
+	// Arenas (or buffers without one) that some task writes: only their
+	// bytes can conflict.
+	written := map[int32]bool{}
+	for i := range p.Tasks {
+		if !ran(int32(i)) {
+			continue
+		}
+		for _, a := range p.Tasks[i].Writes {
+			arena, _, _ := schedule.ArenaSpan(p, a.Buffer, 0, 0)
+			written[arena] = true
+		}
+	}
 	var spans []span
 	for i := range p.Tasks {
 		if !ran(int32(i)) {
@@ -47,6 +59,9 @@ func (v *verifier) conflicts(ran func(task int32) bool) map[uint64]*pairInfo {
 		for k, list := range [][]schedule.Access{t.Reads, t.Writes} {
 			for _, a := range list {
 				v.stats.Accesses++
+				if arena, _, _ := schedule.ArenaSpan(p, a.Buffer, 0, 0); !written[arena] {
+					continue
+				}
 				for lo, hi := range a.Spans() {
 					arena, alo, ahi := schedule.ArenaSpan(p, a.Buffer, lo, hi)
 					spans = append(spans, span{int64(arena), alo, ahi, int32(i), k == 1})
@@ -54,47 +69,81 @@ func (v *verifier) conflicts(ran func(task int32) bool) map[uint64]*pairInfo {
 			}
 		}
 	}
-	slices.SortFunc(spans, func(a, b span) int {
-		if a.key != b.key {
-			return cmp64(a.key, b.key)
+	// Group by arena with a counting sort, then sort each group by offset.
+	dense := func(k int64) int {
+		if k >= 0 {
+			return int(k)
 		}
-		return cmp64(a.lo, b.lo)
-	})
-	pairs := map[uint64]*pairInfo{}
-	var active []int
-	for i, s := range spans {
+		return len(p.Arenas) + int(-1-k)
+	}
+	start := make([]int, len(p.Arenas)+len(p.Buffers)+1)
+	for _, sp := range spans {
+		start[dense(sp.key)+1]++
+	}
+	for i := 1; i < len(start); i++ {
+		start[i] += start[i-1]
+	}
+	grouped := make([]span, len(spans))
+	fill := append([]int(nil), start...)
+	for _, sp := range spans {
+		d := dense(sp.key)
+		grouped[fill[d]] = sp
+		fill[d]++
+	}
+	spans = grouped
+	for g := 0; g+1 < len(start); g++ {
+		part := spans[start[g]:start[g+1]]
+		slices.SortFunc(part, func(a, b span) int { return cmp64(a.lo, b.lo) })
+	}
+	pairs := map[uint64]int32{}
+	note := func(o, s span) {
+		if f.taskTh[o.task] == f.taskTh[s.task] {
+			return
+		}
+		lo, hi := o, s
+		if lo.task > hi.task {
+			lo, hi = hi, lo
+		}
+		key := uint64(lo.task)<<32 | uint64(hi.task)
+		idx, ok := pairs[key]
+		if !ok {
+			idx = int32(len(v.slab))
+			v.slab = append(v.slab, pairInfo{})
+			pairs[key] = idx
+		}
+		pi := &v.slab[idx]
+		switch {
+		case lo.write && hi.write:
+			pi.conf |= confWAW
+		case lo.write:
+			pi.conf |= confLoW
+		default:
+			pi.conf |= confHiW
+		}
+	}
+	// Spans still open at the sweep position, writes and reads apart: reads
+	// only meet writes. Expired spans are dropped while scanning.
+	var writes, reads []int
+	scan := func(active []int, s span) []int {
 		keep := active[:0]
 		for _, j := range active {
-			if spans[j].key == s.key && spans[j].hi > s.lo {
-				keep = append(keep, j)
-			}
-		}
-		active = keep
-		for _, j := range active {
 			o := spans[j]
-			if !s.write && !o.write || f.taskTh[o.task] == f.taskTh[s.task] {
+			if o.key != s.key || o.hi <= s.lo {
 				continue
 			}
-			lo, hi := o, s
-			if lo.task > hi.task {
-				lo, hi = hi, lo
-			}
-			key := uint64(lo.task)<<32 | uint64(hi.task)
-			pi := pairs[key]
-			if pi == nil {
-				pi = &pairInfo{}
-				pairs[key] = pi
-			}
-			switch {
-			case lo.write && hi.write:
-				pi.conf |= confWAW
-			case lo.write:
-				pi.conf |= confLoW
-			default:
-				pi.conf |= confHiW
-			}
+			keep = append(keep, j)
+			note(o, s)
 		}
-		active = append(active, i)
+		return keep
+	}
+	for i, s := range spans {
+		writes = scan(writes, s)
+		if s.write {
+			reads = scan(reads, s)
+			writes = append(writes, i)
+		} else {
+			reads = append(reads, i)
+		}
 	}
 	return pairs
 }
@@ -107,6 +156,14 @@ func cmp64(a, b int64) int {
 		return 1
 	}
 	return 0
+}
+
+// pair returns the conflict record of a task pair key, or nil.
+func (v *verifier) pair(k uint64) *pairInfo {
+	if i, ok := v.pairs[k]; ok {
+		return &v.slab[i]
+	}
+	return nil
 }
 
 type query struct {
@@ -135,12 +192,13 @@ func (v *verifier) checkRaces(ctx context.Context, run *engine) error {
 	v.stats.Pairs = len(v.pairs)
 	byThread := map[int32][]query{}
 	keys := make([]uint64, 0, len(v.pairs))
+	_ = byThread
 	for k := range v.pairs {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
 	for _, k := range keys {
-		pi := v.pairs[k]
+		pi := v.pair(k)
 		a, b := int32(k>>32), int32(k&0xffffffff)
 		if when[b] < when[a] {
 			a, b = b, a
@@ -149,50 +207,68 @@ func (v *verifier) checkRaces(ctx context.Context, run *engine) error {
 		u := f.taskTh[a]
 		byThread[u] = append(byThread[u], query{f.body[a], b, k})
 	}
-	threads := make([]int32, 0, len(byThread))
-	for t := range byThread {
-		threads = append(threads, t)
+	// Clocks prove most pairs ordered in one pass; withhold-run sweeps
+	// decide the rest exactly.
+	var all []query
+	for _, qs := range byThread {
+		all = append(all, qs...)
 	}
-	slices.Sort(threads)
-	exec := newEngine(f, false)
-	var hb *engine
+	slices.SortFunc(all, func(a, b query) int { return cmpU64(a.key, b.key) })
+	execProven := make([]bool, len(all))
+	proveOrdered(f, run.trace, false, all, execProven)
+	hbProven := execProven
 	if !f.syncing {
-		hb = newEngine(f, true)
+		hbProven = make([]bool, len(all))
+		proveOrdered(f, run.trace, true, all, hbProven)
 	}
-	unsure := map[int32][]query{} // source task -> pairs the relaxation cannot order
-	for _, u := range threads {
+	execTodo := map[int32][]query{}
+	hbTodo := map[int32][]query{}
+	for i, q := range all {
+		u := f.opThread[q.at]
+		switch {
+		case hbProven[i]:
+			v.pair(q.key).result = hbOrdered
+		case execProven[i]:
+			hbTodo[u] = append(hbTodo[u], q)
+		default:
+			execTodo[u] = append(execTodo[u], q)
+		}
+	}
+	exec := newEngine(f, false)
+	for _, u := range sortedThreads(execTodo) {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		qs := byThread[u]
+		qs := execTodo[u]
 		slices.SortFunc(qs, func(a, b query) int { return int(a.at - b.at) })
 		sweep(exec, int(u), qs, func(q query, e *engine) {
 			if e.executed(f.body[q.late]) {
-				v.pairs[q.key].result = hbRace
-			}
-		})
-		if hb == nil {
-			for _, q := range qs {
-				if v.pairs[q.key].result == hbUnknown {
-					v.pairs[q.key].result = hbOrdered
-				}
-			}
-			continue
-		}
-		var must []query
-		for _, q := range qs {
-			if v.pairs[q.key].result == hbUnknown {
-				must = append(must, q)
-			}
-		}
-		sweep(hb, int(u), must, func(q query, e *engine) {
-			if e.executed(f.body[q.late]) {
-				src := f.task[q.at]
-				unsure[src] = append(unsure[src], q)
+				v.pair(q.key).result = hbRace
+			} else if f.syncing {
+				v.pair(q.key).result = hbOrdered
 			} else {
-				v.pairs[q.key].result = hbOrdered
+				hbTodo[u] = append(hbTodo[u], q)
 			}
 		})
+	}
+	unsure := map[int32][]query{} // source task -> pairs the relaxation cannot order
+	if len(hbTodo) > 0 {
+		hb := newEngine(f, true)
+		for _, u := range sortedThreads(hbTodo) {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			qs := hbTodo[u]
+			slices.SortFunc(qs, func(a, b query) int { return int(a.at - b.at) })
+			sweep(hb, int(u), qs, func(q query, e *engine) {
+				if e.executed(f.body[q.late]) {
+					src := f.task[q.at]
+					unsure[src] = append(unsure[src], q)
+				} else {
+					v.pair(q.key).result = hbOrdered
+				}
+			})
+		}
 	}
 	// The taint game decides the pairs the relaxation could not order.
 	srcs := make([]int32, 0, len(unsure))
@@ -219,7 +295,7 @@ func (v *verifier) checkRaces(ctx context.Context, run *engine) error {
 			return left > 0
 		})
 		for _, q := range qs {
-			pi := v.pairs[q.key]
+			pi := v.pair(q.key)
 			if tr, ok := witness[q.late]; ok {
 				pi.result = hbUnsynced
 				v.unsynced = append(v.unsynced, unsyncedPair{q.key, tr})
@@ -232,6 +308,25 @@ func (v *verifier) checkRaces(ctx context.Context, run *engine) error {
 	}
 	v.reportRaces(keys, exec)
 	return nil
+}
+
+func sortedThreads(m map[int32][]query) []int32 {
+	out := make([]int32, 0, len(m))
+	for t := range m {
+		out = append(out, t)
+	}
+	slices.Sort(out)
+	return out
+}
+
+func cmpU64(a, b uint64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
 }
 
 type unsyncedPair struct {
@@ -269,7 +364,7 @@ func (v *verifier) reportRaces(keys []uint64, exec *engine) {
 		unsynced[u.key] = u.trace
 	}
 	for _, k := range keys {
-		pi := v.pairs[k]
+		pi := v.pair(k)
 		if pi.result != hbRace && pi.result != hbUnsynced {
 			continue
 		}
@@ -345,15 +440,19 @@ func (v *verifier) checkUninitialized(ctx context.Context, run *engine) error {
 			}
 		}
 	}
+	longest := make([]int64, len(p.Buffers)) // per buffer: the longest write span
 	for b := range writes {
 		slices.SortFunc(writes[b], func(x, y wspan) int { return cmp64(x.lo, y.lo) })
+		for _, w := range writes[b] {
+			longest[b] = max(longest[b], w.hi-w.lo)
+		}
 	}
 	hbMust := func(w, r int32) bool {
 		if f.taskTh[w] == f.taskTh[r] {
 			return f.body[w] < f.body[r]
 		}
 		lo, hi := min(w, r), max(w, r)
-		pi := v.pairs[uint64(lo)<<32|uint64(hi)]
+		pi := v.pair(uint64(lo)<<32|uint64(hi))
 		return pi != nil && pi.first == w && pi.result == hbOrdered
 	}
 	reported := 0
@@ -376,8 +475,9 @@ func (v *verifier) checkUninitialized(ctx context.Context, run *engine) error {
 				}
 				// Elementary segments of [lo, hi) by the writers covering them.
 				ws := writes[a.Buffer]
+				from, _ := slices.BinarySearchFunc(ws, lo-longest[a.Buffer], func(w wspan, x int64) int { return cmp64(w.lo, x) })
 				var cover []wspan
-				for _, w := range ws {
+				for _, w := range ws[from:] {
 					if w.lo >= hi {
 						break
 					}
