@@ -452,7 +452,7 @@ func (v *verifier) checkUninitialized(ctx context.Context, run *engine) error {
 			return f.body[w] < f.body[r]
 		}
 		lo, hi := min(w, r), max(w, r)
-		pi := v.pair(uint64(lo)<<32|uint64(hi))
+		pi := v.pair(uint64(lo)<<32 | uint64(hi))
 		return pi != nil && pi.first == w && pi.result == hbOrdered
 	}
 	reported := 0

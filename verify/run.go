@@ -19,7 +19,7 @@ type verifier struct {
 	stats     Stats
 	undecided []string
 
-	when      []int32 // per task: position of its body in the greedy run, or -1
+	when      []int32          // per task: position of its body in the greedy run, or -1
 	pairs     map[uint64]int32 // task pair (lo<<32 | hi) -> index in slab
 	slab      []pairInfo
 	unsynced  []unsyncedPair
