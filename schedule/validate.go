@@ -182,13 +182,12 @@ func checkNames(ds *diags, what string, n int, name func(int) string) {
 	seen := make(map[string]int, n)
 	for i := 0; i < n; i++ {
 		s := name(i)
-		path := fmt.Sprintf("$.%s[%d].name", what, i)
 		if s == "" {
-			ds.add(CodeName, path, "empty name")
+			ds.add(CodeName, fmt.Sprintf("$.%s[%d].name", what, i), "empty name")
 			continue
 		}
 		if j, dup := seen[s]; dup {
-			ds.add(CodeDuplicate, path, "name %q already used by $.%s[%d]", s, what, j)
+			ds.add(CodeDuplicate, fmt.Sprintf("$.%s[%d].name", what, i), "name %q already used by $.%s[%d]", s, what, j)
 			continue
 		}
 		seen[s] = i
@@ -197,29 +196,38 @@ func checkNames(ds *diags, what string, n int, name func(int) string) {
 
 func (p *Program) validateTask(ds *diags, i int) {
 	t := &p.Tasks[i]
-	path := fmt.Sprintf("$.tasks[%d]", i)
 	if t.Worker != Dynamic && (t.Worker < 0 || int(t.Worker) >= p.Launch.Workers) {
-		ds.add(CodeWorker, path+".worker", "task %q is pinned to worker %d; the launch has workers 0..%d", t.Name, t.Worker, p.Launch.Workers-1)
+		ds.add(CodeWorker, fmt.Sprintf("$.tasks[%d].worker", i), "task %q is pinned to worker %d; the launch has workers 0..%d", t.Name, t.Worker, p.Launch.Workers-1)
 	}
 	if len(t.Before) > MaxStepsPerTask || len(t.After) > MaxStepsPerTask || len(t.Reads) > MaxStepsPerTask || len(t.Writes) > MaxStepsPerTask {
-		ds.add(CodeLimit, path, "task %q has more than %d steps or accesses in one list", t.Name, MaxStepsPerTask)
+		ds.add(CodeLimit, fmt.Sprintf("$.tasks[%d]", i), "task %q has more than %d steps or accesses in one list", t.Name, MaxStepsPerTask)
 		return
 	}
 	for j, s := range t.Before {
-		p.validateStep(ds, fmt.Sprintf("%s.before[%d]", path, j), s)
+		p.validateStep(ds, loc{i, "before", j}, s)
 	}
 	for j, s := range t.After {
-		p.validateStep(ds, fmt.Sprintf("%s.after[%d]", path, j), s)
+		p.validateStep(ds, loc{i, "after", j}, s)
 	}
 	for j, a := range t.Reads {
-		p.validateAccess(ds, fmt.Sprintf("%s.reads[%d]", path, j), a)
+		p.validateAccess(ds, loc{i, "reads", j}, a)
 	}
 	for j, a := range t.Writes {
-		p.validateAccess(ds, fmt.Sprintf("%s.writes[%d]", path, j), a)
+		p.validateAccess(ds, loc{i, "writes", j}, a)
 	}
 }
 
-func (p *Program) validateStep(ds *diags, path string, s Step) {
+// loc is the JSON location of a step or access, formatted only when a
+// diagnostic needs it.
+type loc struct {
+	task int
+	list string
+	idx  int
+}
+
+func (l loc) String() string { return fmt.Sprintf("$.tasks[%d].%s[%d]", l.task, l.list, l.idx) }
+
+func (p *Program) validateStep(ds *diags, at loc, s Step) {
 	var n int
 	switch s.Kind {
 	case Wait, Signal:
@@ -231,73 +239,73 @@ func (p *Program) validateStep(ds *diags, path string, s Step) {
 	case Fence:
 		n = 1
 	default:
-		ds.add(CodeValue, path, "unknown step kind %d", s.Kind)
+		ds.add(CodeValue, at.String(), "unknown step kind %d", s.Kind)
 		return
 	}
-	key := path + "." + s.Kind.String()
+	key := func() string { return at.String() + "." + s.Kind.String() }
 	if s.Kind == Fence {
 		if s.Object != 0 || s.Value != 0 {
-			ds.add(CodeValue, key, "a fence takes no object or value")
+			ds.add(CodeValue, key(), "a fence takes no object or value")
 		}
 	} else if s.Object < 0 || int(s.Object) >= n {
-		ds.add(CodeReference, key, "%s refers to object %d of %d", s.Kind, s.Object, n)
+		ds.add(CodeReference, key(), "%s refers to object %d of %d", s.Kind, s.Object, n)
 		return
 	}
 	if s.Scope > ScopeSys {
-		ds.add(CodeValue, path+".scope", "unknown scope %d", s.Scope)
+		ds.add(CodeValue, at.String()+".scope", "unknown scope %d", s.Scope)
 	} else if s.Scope != ScopeGPU && (s.Kind == Sync || s.Kind == Arrive) {
-		ds.add(CodeValue, path+".scope", "a barrier step takes no scope")
+		ds.add(CodeValue, at.String()+".scope", "a barrier step takes no scope")
 	}
 	if s.Relaxed && s.Kind != Wait && s.Kind != Signal {
-		ds.add(CodeValue, path+".order", "only waits and signals can be relaxed, not %s", s.Kind)
+		ds.add(CodeValue, at.String()+".order", "only waits and signals can be relaxed, not %s", s.Kind)
 	}
 	switch s.Kind {
 	case Wait:
 		c := p.Counters[s.Object]
 		if s.Value == 0 {
-			ds.add(CodeThreshold, path+".ge", "wait on %q has threshold 0; it would never wait", c.Name)
+			ds.add(CodeThreshold, at.String()+".ge", "wait on %q has threshold 0; it would never wait", c.Name)
 		} else if c.Width == 32 || c.Width == 64 {
 			if s.Value > c.Max() {
-				ds.add(CodeThreshold, path+".ge", "threshold %d exceeds the %d-bit width of counter %q", s.Value, c.Width, c.Name)
+				ds.add(CodeThreshold, at.String()+".ge", "threshold %d exceeds the %d-bit width of counter %q", s.Value, c.Width, c.Name)
 			}
 		}
 	case Signal:
 		if s.Value == 0 || s.Value > maxExtent {
-			ds.add(CodeValue, path+".add", "signal amount %d; want 1..2^62", s.Value)
+			ds.add(CodeValue, at.String()+".add", "signal amount %d; want 1..2^62", s.Value)
 		}
 	case Acquire, Release:
 		if s.Value == 0 || s.Value > maxExtent {
-			ds.add(CodeValue, path+".n", "%s amount %d; want 1..2^62", s.Kind, s.Value)
+			ds.add(CodeValue, at.String()+".n", "%s amount %d; want 1..2^62", s.Kind, s.Value)
 		}
 	case Sync, Arrive:
 		if s.Value != 0 {
-			ds.add(CodeValue, key, "a barrier step takes no value")
+			ds.add(CodeValue, key(), "a barrier step takes no value")
 		}
 	}
 }
 
-func (p *Program) validateAccess(ds *diags, path string, a Access) {
+func (p *Program) validateAccess(ds *diags, at loc, a Access) {
 	if a.Buffer < 0 || int(a.Buffer) >= len(p.Buffers) {
-		ds.add(CodeReference, path+".buffer", "access refers to buffer %d of %d", a.Buffer, len(p.Buffers))
+		ds.add(CodeReference, at.String()+".buffer", "access refers to buffer %d of %d", a.Buffer, len(p.Buffers))
 		return
 	}
 	if a.Length == 0 {
-		ds.add(CodeEmptyAccess, path+".length", "access to %q of zero bytes", p.Buffers[a.Buffer].Name)
+		ds.add(CodeEmptyAccess, at.String()+".length", "access to %q of zero bytes", p.Buffers[a.Buffer].Name)
 		return
 	}
 	if a.Length > maxExtent || a.Offset > maxExtent || a.Offset < -maxExtent || a.Rows > maxExtent || a.Stride > maxExtent {
-		ds.add(CodeSize, path, "access to %q is larger than 2^62 bytes", p.Buffers[a.Buffer].Name)
+		ds.add(CodeSize, at.String(), "access to %q is larger than 2^62 bytes", p.Buffers[a.Buffer].Name)
 		return
 	}
 	if a.Rows > 1 {
 		if a.Stride == 0 {
-			ds.add(CodeSize, path+".stride", "a %d-row access needs a nonzero stride", a.Rows)
+			ds.add(CodeSize, at.String()+".stride", "a %d-row access needs a nonzero stride", a.Rows)
 			return
 		}
 		if a.Rows > maxExtent/a.Stride || (a.Rows-1)*a.Stride > maxExtent-a.Length {
-			ds.add(CodeSize, path+".rows", "access to %q spans more than 2^62 bytes", p.Buffers[a.Buffer].Name)
+			ds.add(CodeSize, at.String()+".rows", "access to %q spans more than 2^62 bytes", p.Buffers[a.Buffer].Name)
 		}
 	} else if a.Rows <= 1 && a.Stride != 0 && a.Rows == 0 {
-		ds.add(CodeValue, path+".stride", "a stride needs rows")
+		ds.add(CodeValue, at.String()+".stride", "a stride needs rows")
 	}
 }
