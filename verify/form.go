@@ -43,75 +43,60 @@ type form struct {
 func lowerForm(p *schedule.Program) *form {
 	nc, nb := len(p.Counters), len(p.Barriers)
 	f := &form{p: p, workers: p.Launch.Workers, nc: nc, nb: nb}
-	// Queue of each worker in task-list order, then dynamic tasks.
-	perWorker := make([]int32, f.workers+1)
-	nDyn := 0
-	for i := range p.Tasks {
-		if w := p.Tasks[i].Worker; w == schedule.Dynamic {
-			nDyn++
-		} else {
-			perWorker[w+1]++
-		}
-	}
-	for w := 1; w <= f.workers; w++ {
-		perWorker[w] += perWorker[w-1]
-	}
-	order := make([]int32, len(p.Tasks))
-	fill := append([]int32(nil), perWorker[:f.workers]...)
-	dyn := int32(perWorker[f.workers])
+	// Pass 1, in task order: each task's thread and the ops per thread.
 	f.taskTh = make([]int32, len(p.Tasks))
-	nth := f.workers + nDyn
+	nth := f.workers
 	for i := range p.Tasks {
 		if w := p.Tasks[i].Worker; w == schedule.Dynamic {
-			order[dyn] = int32(i)
-			f.taskTh[i] = int32(f.workers) + dyn - perWorker[f.workers]
-			dyn++
+			f.taskTh[i] = int32(nth)
+			nth++
 		} else {
-			order[fill[w]] = int32(i)
-			fill[w]++
 			f.taskTh[i] = w
 		}
 	}
-	nops := 0
+	f.start = make([]int32, nth+1)
 	for i := range p.Tasks {
 		t := &p.Tasks[i]
-		nops++
+		n := int32(1 + len(t.Before) + len(t.After))
 		for _, s := range t.Before {
-			nops++
 			if s.Kind == schedule.Sync {
-				nops++
+				n++
 			}
 		}
 		for _, s := range t.After {
-			nops++
 			if s.Kind == schedule.Sync {
-				nops++
+				n++
 			}
 		}
+		f.start[f.taskTh[i]+1] += n
 	}
-	f.start = make([]int32, nth+1)
-	f.kind = make([]uint8, 0, nops)
-	f.obj = make([]int32, 0, nops)
-	f.val = make([]uint64, 0, nops)
-	f.task = make([]int32, 0, nops)
-	f.relaxed = make([]bool, 0, nops)
-	f.cross = make([]bool, 0, nops)
-	f.barrier = make([]bool, 0, nops)
+	for t := 1; t <= nth; t++ {
+		f.start[t] += f.start[t-1]
+	}
+	nops := int(f.start[nth])
+	f.kind = make([]uint8, nops)
+	f.obj = make([]int32, nops)
+	f.val = make([]uint64, nops)
+	f.task = make([]int32, nops)
+	f.relaxed = make([]bool, nops)
+	f.cross = make([]bool, nops)
+	f.barrier = make([]bool, nops)
+	f.opThread = make([]int32, nops)
 	f.body = make([]int32, len(p.Tasks))
 	f.init = make([]uint64, nc+nb)
 	for i, c := range p.Counters {
 		f.init[i] = c.Init
 	}
-	gen := make([]uint64, nb) // per barrier: ops of the current thread so far
-	var touched []int32
+	// Pass 2, in task order: write each task's ops at its thread's cursor
+	// (a worker's queue is its tasks in list order).
+	cursor := append([]int32(nil), f.start[:nth]...)
+	gen := map[[2]int32]uint64{} // (thread, barrier) -> operations so far
+	var th int32
 	emit := func(task int32, k uint8, obj int32, v uint64, relaxed, cross, bar bool) {
-		f.kind = append(f.kind, k)
-		f.obj = append(f.obj, obj)
-		f.val = append(f.val, v)
-		f.task = append(f.task, task)
-		f.relaxed = append(f.relaxed, relaxed)
-		f.cross = append(f.cross, cross)
-		f.barrier = append(f.barrier, bar)
+		x := cursor[th]
+		cursor[th]++
+		f.kind[x], f.obj[x], f.val[x], f.task[x] = k, obj, v, task
+		f.relaxed[x], f.cross[x], f.barrier[x], f.opThread[x] = relaxed, cross, bar, th
 	}
 	step := func(task int32, s schedule.Step) {
 		switch s.Kind {
@@ -120,13 +105,11 @@ func lowerForm(p *schedule.Program) *form {
 		case schedule.Signal:
 			emit(task, kAdd, s.Object, s.Value, s.Relaxed, s.Scope.CrossWorker(), false)
 		case schedule.Sync, schedule.Arrive:
-			if gen[s.Object] == 0 {
-				touched = append(touched, s.Object)
-			}
-			gen[s.Object]++
+			key := [2]int32{th, s.Object}
+			gen[key]++
 			emit(task, kAdd, int32(nc)+s.Object, 1, false, true, true)
 			if s.Kind == schedule.Sync {
-				emit(task, kWait, int32(nc)+s.Object, gen[s.Object]*uint64(p.Barriers[s.Object].Parties), false, true, true)
+				emit(task, kWait, int32(nc)+s.Object, gen[key]*uint64(p.Barriers[s.Object].Parties), false, true, true)
 			}
 		case schedule.Acquire:
 			f.semaphore = true
@@ -138,37 +121,16 @@ func lowerForm(p *schedule.Program) *form {
 			emit(task, kFence, 0, 0, false, s.Scope.CrossWorker(), false)
 		}
 	}
-	// Emit thread by thread.
-	for t := 0; t < nth; t++ {
-		f.start[t] = int32(len(f.kind))
-		var lo, hi int32
-		if t < f.workers {
-			lo, hi = perWorker[t], perWorker[t+1]
-		} else {
-			lo = perWorker[f.workers] + int32(t-f.workers)
-			hi = lo + 1
+	for i := range p.Tasks {
+		tk := &p.Tasks[i]
+		th = f.taskTh[i]
+		for _, s := range tk.Before {
+			step(int32(i), s)
 		}
-		for _, o := range touched {
-			gen[o] = 0
-		}
-		touched = touched[:0]
-		for _, ti := range order[lo:hi] {
-			tk := &p.Tasks[ti]
-			for _, s := range tk.Before {
-				step(ti, s)
-			}
-			f.body[ti] = int32(len(f.kind))
-			emit(ti, kBody, 0, 0, false, true, false)
-			for _, s := range tk.After {
-				step(ti, s)
-			}
-		}
-	}
-	f.start[nth] = int32(len(f.kind))
-	f.opThread = make([]int32, len(f.kind))
-	for t := 0; t < nth; t++ {
-		for x := f.start[t]; x < f.start[t+1]; x++ {
-			f.opThread[x] = int32(t)
+		f.body[i] = cursor[th]
+		emit(int32(i), kBody, 0, 0, false, true, false)
+		for _, s := range tk.After {
+			step(int32(i), s)
 		}
 	}
 	// Release and acquire points, totals, and whether every edge synchronizes.
