@@ -34,6 +34,10 @@ type engine struct {
 	trace  []int32 // executed op indices, in order
 
 	overflow []bool // per counter: went past its width
+	// firstAt, when set, records for each op the stamp in force when it
+	// first ran (-1 until then).
+	firstAt []int32
+	stamp   int32
 	credits  [][]credit
 	freeInit []uint64
 }
@@ -188,6 +192,9 @@ func (e *engine) advance(t int) {
 		}
 		if e.record {
 			e.trace = append(e.trace, x)
+		}
+		if e.firstAt != nil && e.firstAt[x] < 0 {
+			e.firstAt[x] = e.stamp
 		}
 		x++
 	}

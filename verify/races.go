@@ -251,6 +251,25 @@ func (v *verifier) checkRaces(ctx context.Context, run *engine) error {
 			}
 		})
 	}
+	if len(hbTodo) > 0 {
+		// Composed clocks: synchronization along must-precede edges.
+		var qs []query
+		for _, u := range sortedThreads(hbTodo) {
+			qs = append(qs, hbTodo[u]...)
+		}
+		proven := make([]bool, len(qs))
+		if v.proveHB(run, qs, proven) {
+			hbTodo = map[int32][]query{}
+			for i, q := range qs {
+				if proven[i] {
+					v.pair(q.key).result = hbOrdered
+				} else {
+					u := f.opThread[q.at]
+					hbTodo[u] = append(hbTodo[u], q)
+				}
+			}
+		}
+	}
 	unsure := map[int32][]query{} // source task -> pairs the relaxation cannot order
 	if len(hbTodo) > 0 {
 		hb := newEngine(f, true)
@@ -276,6 +295,7 @@ func (v *verifier) checkRaces(ctx context.Context, run *engine) error {
 		srcs = append(srcs, s)
 	}
 	slices.Sort(srcs)
+	v.stats.Games = len(srcs)
 	for _, s := range srcs {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -290,7 +310,7 @@ func (v *verifier) checkRaces(ctx context.Context, run *engine) error {
 		witness := map[int32][]int32{}
 		g := newGame(f, []int32{s})
 		complete := g.play(isTarget, func(task int32, trace []int32) bool {
-			witness[task] = append([]int32(nil), trace...)
+			witness[task] = trace[:len(trace):len(trace)] // a prefix of the game's trace, which only grows
 			left--
 			return left > 0
 		})
@@ -527,7 +547,7 @@ func (v *verifier) checkUninitialized(ctx context.Context, run *engine) error {
 						isTarget[r] = true
 						g := newGame(f, srcs)
 						complete := g.play(isTarget, func(_ int32, tr []int32) bool {
-							trace = append([]int32(nil), tr...)
+							trace = tr[:len(tr):len(tr)]
 							return false
 						})
 						if trace == nil {

@@ -86,6 +86,7 @@ type Stats struct {
 	Accesses int    `json:"accesses"`
 	Pairs    int    `json:"conflict_pairs"`
 	States   int    `json:"explored_states,omitempty"`
+	Games    int    `json:"taint_games,omitempty"`
 	Engine   string `json:"engine"`
 }
 

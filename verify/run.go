@@ -120,6 +120,10 @@ func (v *verifier) result() *Result {
 		for _, t := range v.truncated {
 			r.Findings[len(r.Findings)-1].Related = append(r.Findings[len(r.Findings)-1].Related, "truncated: "+t)
 		}
+		if len(v.undecided) > 0 {
+			// Unsafe for sure, but other findings may be missing.
+			r.Findings = append(r.Findings, Finding{Code: CodeInconclusive, Message: "not every question was decided: " + v.undecided[0], Related: capLines(v.undecided[1:], "")})
+		}
 	case len(v.undecided) > 0:
 		r.Verdict = Inconclusive
 		r.Findings = []Finding{{Code: CodeInconclusive, Message: v.undecided[0], Related: capLines(v.undecided[1:], "")}}
