@@ -36,8 +36,8 @@ type engine struct {
 	overflow []bool // per counter: went past its width
 	// firstAt, when set, records for each op the stamp in force when it
 	// first ran (-1 until then).
-	firstAt []int32
-	stamp   int32
+	firstAt  []int32
+	stamp    int32
 	credits  [][]credit
 	freeInit []uint64
 }
