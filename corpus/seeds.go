@@ -136,7 +136,11 @@ func buildLlama(kv params) (*schedule.Program, error) {
 	if err != nil {
 		return nil, err
 	}
-	st, err := llamagen.ParseStrategy(kv["strategy"])
+	name := kv["strategy"]
+	if name == "" {
+		name = "round-robin"
+	}
+	st, err := llamagen.ParseStrategy(name)
 	if err != nil {
 		return nil, err
 	}
@@ -278,18 +282,16 @@ func llamaRecipes() []string {
 	}
 	strategies := []string{"round-robin", "balanced", "dynamic", "barrier"}
 	var out []string
-	for si, shape := range shapes {
+	for si := range shapes {
 		for _, st := range strategies {
 			for variant := range 7 {
+				shape := shapes[si]
 				tile := []int{64, 32, 128, 64, 96, 32, 64}[(variant+si)%7]
 				workers := 1 + (variant+si)%4
 				splits := 1 + (variant/2+si)%3
 				pos := []int{0, 3, 7, 15}[(variant+2*si)%4]
 				epoch := (variant+si)%3 == 1
 				pages := (variant + si) % 3
-				if pages > 0 && strings.HasPrefix(shape, "layers=1,") {
-					pages = 0
-				}
 				coop, sms, workersOver := 1, workers, 0
 				switch (variant + 3*si) % 5 {
 				case 0:
@@ -299,9 +301,17 @@ func llamaRecipes() []string {
 						coop, sms, workersOver = 0, max(1, workers-1), workers // non-cooperative beyond capacity
 					}
 				}
+				if st == "dynamic" {
+					// One thread per task: keep dynamic lowerings within
+					// the explorer's reach (a few dozen tasks).
+					shape, tile, splits = shapes[si%2], max(tile, 64), min(splits, 2)
+				}
 				r := fmt.Sprintf("llama:%s,sms=%d,persm=1,strategy=%s,tile=%d,pos=%d,splits=%d,coop=%d", shape, sms, st, tile, pos, splits, coop)
 				if workersOver > 0 {
 					r += fmt.Sprintf(",workers=%d", workersOver)
+				}
+				if pages > 0 && strings.HasPrefix(shape, "layers=1,") {
+					pages = 0
 				}
 				if epoch {
 					r += ",epoch=1"
@@ -309,10 +319,12 @@ func llamaRecipes() []string {
 				if pages > 0 {
 					r += fmt.Sprintf(",pages=%d", pages)
 				}
-				if variant == 6 && si%2 == 0 {
+				if variant == 6 && si%2 == 0 && st != "dynamic" {
 					r += ",batch=2"
 				}
-				out = append(out, r)
+				if !slices.Contains(out, r) {
+					out = append(out, r)
+				}
 			}
 		}
 	}

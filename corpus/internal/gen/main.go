@@ -38,8 +38,8 @@ var (
 	jobs     = flag.Int("j", runtime.GOMAXPROCS(0), "parallel labelling jobs")
 	only     = flag.String("seeds", "", "comma-separated seed id prefixes to generate (for trials; default all)")
 	maxState = flag.Int("maxstates", 200000, "explorer state budget per mutant")
-	timeout  = flag.Duration("timeout", 10*time.Second, "explorer time budget per mutant")
-	dctime   = flag.Duration("defcheck-timeout", 10*time.Second, "definitional checker time budget per mutant")
+	timeout  = flag.Duration("timeout", 5*time.Second, "explorer time budget per mutant")
+	dctime   = flag.Duration("defcheck-timeout", 5*time.Second, "definitional checker time budget per mutant")
 	child    = flag.Bool("defcheck-child", false, "internal: run defcheck on the program JSON on stdin")
 )
 
