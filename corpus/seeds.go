@@ -45,10 +45,11 @@ func (s Seed) Program() (*schedule.Program, error) {
 // Build builds the program a seed recipe describes.
 func Build(recipe string) (*schedule.Program, error) {
 	gen, args, _ := strings.Cut(recipe, ":")
-	kv, err := parseArgs(args)
+	rest := args
 	if gen == "llama-named" || gen == "json" {
-		kv, err = parseArgs(strings.TrimPrefix(args, firstField(args)))
+		rest = strings.TrimPrefix(args, firstField(args)) // a positional first field
 	}
+	kv, err := parseArgs(rest)
 	if err != nil {
 		return nil, fmt.Errorf("corpus: recipe %q: %w", recipe, err)
 	}
@@ -94,9 +95,6 @@ func parseArgs(s string) (params, error) {
 		}
 		k, v, ok := strings.Cut(f, "=")
 		if !ok {
-			if len(kv) == 0 {
-				continue // a positional first field (llama-named, json)
-			}
 			return nil, fmt.Errorf("parameter %q is not key=value", f)
 		}
 		kv[k] = v
