@@ -81,12 +81,19 @@ func BenchmarkVerify(b *testing.B) {
 			runtime.GC()
 			b.ReportAllocs()
 			b.ResetTimer()
+			var before runtime.MemStats
+			runtime.ReadMemStats(&before)
 			for i := 0; i < b.N; i++ {
 				r, err := Run(context.Background(), p, Config{})
 				if err != nil || r.Verdict != Safe {
 					b.Fatalf("%v %v %+v", err, r.Verdict, r.Findings)
 				}
 			}
+			var after runtime.MemStats
+			runtime.ReadMemStats(&after)
+			// Heap obtained from the OS beyond what the program itself held:
+			// an upper bound on the analysis' peak heap.
+			b.ReportMetric(float64(after.HeapSys-before.HeapInuse)/(1<<20), "peak-heap-MiB")
 		})
 	}
 }

@@ -45,10 +45,10 @@ func proveOrdered(f *form, trace []int32, hb bool, qs []query, proven []bool) bo
 	wellFormed := wellFormedBarriers(f)
 	joins := func(x int32) bool {
 		o := f.obj[x]
-		if hb && f.ap[x] != x {
+		if hb && f.link[x] != x {
 			return false
 		}
-		if f.barrier[x] {
+		if f.is(x, fBarrier) {
 			return wellFormed[o-int32(f.nc)]
 		}
 		return f.val[x] == f.total[o]
@@ -64,7 +64,7 @@ func proveOrdered(f *form, trace []int32, hb bool, qs []query, proven []bool) bo
 	if f.nb > 0 {
 		seen := map[[2]int32]int32{}
 		for x := range f.kind {
-			if f.barrier[x] && f.kind[x] == kAdd {
+			if f.is(int32(x), fBarrier) && f.kind[x] == kAdd {
 				k := [2]int32{f.opThread[x], f.obj[x]}
 				seen[k]++
 				genOf[x] = seen[k]
@@ -87,7 +87,7 @@ func proveOrdered(f *form, trace []int32, hb bool, qs []query, proven []bool) bo
 				break
 			}
 			o := f.obj[x]
-			if f.barrier[x] {
+			if f.is(x, fBarrier) {
 				b := o - int32(f.nc)
 				gen := int(f.val[x] / uint64(f.p.Barriers[b].Parties))
 				for g := 1; g <= gen && g < len(barGen[b]); g++ {
@@ -99,18 +99,18 @@ func proveOrdered(f *form, trace []int32, hb bool, qs []query, proven []bool) bo
 				join(c, joinOf[o])
 			}
 		case kAdd:
-			if hb && f.rp[x] < 0 {
+			if hb && f.link[x] < 0 {
 				break
 			}
 			c[t] = x - f.start[t] + 1
 			src := c
-			if hb && f.rp[x] != x {
+			if hb && f.link[x] != x {
 				// A relaxed add releases what precedes its fence.
 				src = append([]int32(nil), c...)
-				src[t] = f.rp[x] - f.start[t] + 1
+				src[t] = f.link[x] - f.start[t] + 1
 			}
 			o := f.obj[x]
-			if f.barrier[x] {
+			if f.is(x, fBarrier) {
 				b := o - int32(f.nc)
 				g := int(genOf[x])
 				for len(barGen[b]) <= g {
@@ -154,7 +154,7 @@ func wellFormedBarriers(f *form) []bool {
 	arrives := make([]int, f.nb)
 	awaits := make([]int, f.nb)
 	for x := range f.kind {
-		if !f.barrier[x] {
+		if !f.is(int32(x), fBarrier) {
 			continue
 		}
 		b := f.obj[x] - int32(f.nc)

@@ -107,7 +107,7 @@ func (v *verifier) deadlocks(e *engine, witness []schedule.Event) {
 		}
 		found = true
 		o := f.obj[x]
-		if f.barrier[x] {
+		if f.is(x, fBarrier) {
 			b := o - int32(f.nc)
 			v.add(Finding{
 				Code:    CodeDeadlockBarrier,
@@ -166,7 +166,7 @@ func (v *verifier) deadlocks(e *engine, witness []schedule.Event) {
 		}
 		code := CodeDeadlockCycle
 		for _, t := range cyc {
-			if f.barrier[e.pos[t]] && f.kind[e.pos[t]] == kWait {
+			if f.is(e.pos[t], fBarrier) && f.kind[e.pos[t]] == kWait {
 				code = CodeDeadlockBarrier
 			}
 		}

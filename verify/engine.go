@@ -73,10 +73,10 @@ func newEngine(f *form, syncMode bool) *engine {
 		e.freeInit = append([]uint64(nil), f.init...)
 		e.credits = make([][]credit, len(f.kind))
 		for x := range f.kind {
-			if f.kind[x] != kAdd || f.rp[x] == int32(x) {
+			if f.kind[x] != kAdd || f.link[x] == int32(x) {
 				continue
 			}
-			if r := f.rp[x]; r >= 0 {
+			if r := f.link[x]; r >= 0 {
 				e.credits[r] = append(e.credits[r], credit{f.obj[x], f.val[x]})
 			} else {
 				e.freeInit[f.obj[x]] = satAdd(e.freeInit[f.obj[x]], f.val[x])
@@ -169,7 +169,7 @@ func (e *engine) advance(t int) {
 	for x < e.limit[t] && x < end {
 		switch f.kind[x] {
 		case kWait:
-			if e.syncMode && f.ap[x] != x {
+			if e.syncMode && f.link[x] != x {
 				break
 			}
 			o := f.obj[x]
@@ -179,7 +179,7 @@ func (e *engine) advance(t int) {
 				return
 			}
 		case kAdd:
-			if e.syncMode && f.rp[x] != x {
+			if e.syncMode && f.link[x] != x {
 				break
 			}
 			e.add(f.obj[x], f.val[x])

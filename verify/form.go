@@ -18,19 +18,18 @@ const (
 // workers, the rest dynamic tasks; thread t owns ops [start[t], start[t+1]).
 // Objects are counters [0, nc) then barriers [nc, nc+nb).
 type form struct {
-	p         *schedule.Program
-	workers   int
-	nc, nb    int
-	start     []int32
-	kind      []uint8
-	obj       []int32
-	val       []uint64
-	task      []int32
-	relaxed   []bool   // wait or add is relaxed
-	cross     []bool   // scope spans workers
-	rp        []int32  // add: release point (itself, an earlier fence, or -1)
-	ap        []int32  // wait: acquire point (itself, a later fence, or -1)
-	barrier   []bool   // op is on a barrier
+	p       *schedule.Program
+	workers int
+	nc, nb  int
+	start   []int32
+	kind    []uint8
+	obj     []int32
+	val     []uint64
+	task    []int32
+	flags   []uint8 // fRelaxed, fCross, fBarrier
+	// link is, for an add, its release point (itself, an earlier fence, or
+	// -1) and, for a wait, its acquire point (itself, a later fence, or -1).
+	link      []int32
 	body      []int32  // task -> op index of its body
 	taskTh    []int32  // task -> thread
 	opThread  []int32  // op -> thread
@@ -78,9 +77,7 @@ func lowerForm(p *schedule.Program) *form {
 	f.obj = make([]int32, nops)
 	f.val = make([]uint64, nops)
 	f.task = make([]int32, nops)
-	f.relaxed = make([]bool, nops)
-	f.cross = make([]bool, nops)
-	f.barrier = make([]bool, nops)
+	f.flags = make([]uint8, nops)
 	f.opThread = make([]int32, nops)
 	f.body = make([]int32, len(p.Tasks))
 	f.init = make([]uint64, nc+nb)
@@ -96,7 +93,17 @@ func lowerForm(p *schedule.Program) *form {
 		x := cursor[th]
 		cursor[th]++
 		f.kind[x], f.obj[x], f.val[x], f.task[x] = k, obj, v, task
-		f.relaxed[x], f.cross[x], f.barrier[x], f.opThread[x] = relaxed, cross, bar, th
+		var fl uint8
+		if relaxed {
+			fl |= fRelaxed
+		}
+		if cross {
+			fl |= fCross
+		}
+		if bar {
+			fl |= fBarrier
+		}
+		f.flags[x], f.opThread[x] = fl, th
 	}
 	step := func(task int32, s schedule.Step) {
 		switch s.Kind {
@@ -134,30 +141,29 @@ func lowerForm(p *schedule.Program) *form {
 		}
 	}
 	// Release and acquire points, totals, and whether every edge synchronizes.
-	f.rp = make([]int32, len(f.kind))
-	f.ap = make([]int32, len(f.kind))
+	f.link = make([]int32, len(f.kind))
 	f.total = append([]uint64(nil), f.init...)
 	f.syncing = p.Launch.Cooperative || p.Launch.Capacity() >= p.Launch.Workers
 	for t := 0; t < nth; t++ {
 		lastFence := int32(-1)
 		for x := f.start[t]; x < f.start[t+1]; x++ {
-			f.rp[x], f.ap[x] = -1, -1
+			f.link[x] = -1
 			switch f.kind[x] {
 			case kFence:
-				if f.cross[x] {
+				if f.is(x, fCross) {
 					lastFence = x
 				}
 			case kAdd:
 				o := f.obj[x]
 				f.total[o] = satAdd(f.total[o], f.val[x])
-				if f.cross[x] {
-					if !f.relaxed[x] {
-						f.rp[x] = x
+				if f.is(x, fCross) {
+					if !f.is(x, fRelaxed) {
+						f.link[x] = x
 					} else {
-						f.rp[x] = lastFence
+						f.link[x] = lastFence
 					}
 				}
-				if f.rp[x] != x {
+				if f.link[x] != x {
 					f.syncing = false
 				}
 			}
@@ -166,18 +172,18 @@ func lowerForm(p *schedule.Program) *form {
 		for x := f.start[t+1] - 1; x >= f.start[t]; x-- {
 			switch f.kind[x] {
 			case kFence:
-				if f.cross[x] {
+				if f.is(x, fCross) {
 					nextFence = x
 				}
 			case kWait:
-				if f.cross[x] {
-					if !f.relaxed[x] {
-						f.ap[x] = x
+				if f.is(x, fCross) {
+					if !f.is(x, fRelaxed) {
+						f.link[x] = x
 					} else {
-						f.ap[x] = nextFence
+						f.link[x] = nextFence
 					}
 				}
-				if f.ap[x] != x {
+				if f.link[x] != x {
 					f.syncing = false
 				}
 			}
@@ -185,6 +191,16 @@ func lowerForm(p *schedule.Program) *form {
 	}
 	return f
 }
+
+// Operation flags.
+const (
+	fRelaxed uint8 = 1 << iota // a relaxed wait or add
+	fCross                     // the scope spans workers
+	fBarrier                   // the op is on a barrier
+)
+
+// is reports whether op x has flag fl.
+func (f *form) is(x int32, fl uint8) bool { return f.flags[x]&fl != 0 }
 
 func satAdd(a, b uint64) uint64 {
 	if s := a + b; s >= a {

@@ -27,10 +27,10 @@ func (v *verifier) proveHB(run *engine, qs []query, proven []bool) bool {
 	for x := range f.kind {
 		waitIdx[x] = -1
 		switch {
-		case f.kind[x] == kWait && f.ap[x] >= 0:
+		case f.kind[x] == kWait && f.link[x] >= 0:
 			waitIdx[x] = int32(len(waits))
 			waits = append(waits, int32(x))
-		case f.kind[x] == kAdd && f.rp[x] >= 0:
+		case f.kind[x] == kAdd && f.link[x] >= 0:
 			adds = append(adds, int32(x))
 			releasers[f.opThread[x]] = true
 		}
@@ -141,16 +141,16 @@ func (v *verifier) proveHB(run *engine, qs []query, proven []bool) bool {
 		c := cur[t]
 		switch f.kind[x] {
 		case kWait:
-			if f.ap[x] == x {
+			if f.link[x] == x {
 				acquired(c, x)
-			} else if f.ap[x] >= 0 {
+			} else if f.link[x] >= 0 {
 				if pending[t] == nil {
 					pending[t] = make([]int32, T)
 				}
 				acquired(pending[t], x)
 			}
 		case kFence:
-			if f.cross[x] {
+			if f.is(x, fCross) {
 				if pending[t] != nil {
 					joinInto(c, pending[t])
 				}
@@ -161,11 +161,11 @@ func (v *verifier) proveHB(run *engine, qs []query, proven []bool) bool {
 				copy(fenceClock[t], c)
 			}
 		case kAdd:
-			if f.rp[x] < 0 {
+			if f.link[x] < 0 {
 				break
 			}
 			dst := clock[int(addIdx[x])*T : int(addIdx[x]+1)*T]
-			if f.rp[x] == x {
+			if f.link[x] == x {
 				c[t] = x - f.start[t] + 1
 				copy(dst, c)
 			} else {

@@ -44,21 +44,21 @@ func (v *verifier) describe(x int32) string {
 	p := f.p
 	task := fmt.Sprintf(" (task %q)", p.Tasks[f.task[x]].Name)
 	mods := ""
-	if f.relaxed[x] {
+	if f.is(x, fRelaxed) {
 		mods += " relaxed"
 	}
-	if !f.cross[x] {
+	if !f.is(x, fCross) {
 		mods += " cta-scoped"
 	}
 	o := f.obj[x]
 	switch f.kind[x] {
 	case kWait:
-		if f.barrier[x] {
+		if f.is(x, fBarrier) {
 			return fmt.Sprintf("barrier %s (needs %d arrivals)%s", p.Barriers[o-int32(f.nc)].Name, f.val[x], task)
 		}
 		return fmt.Sprintf("wait %s >= %d%s%s", p.Counters[o].Name, f.val[x], mods, task)
 	case kAdd:
-		if f.barrier[x] {
+		if f.is(x, fBarrier) {
 			return fmt.Sprintf("arrive at %s%s", p.Barriers[o-int32(f.nc)].Name, task)
 		}
 		return fmt.Sprintf("signal %s += %d%s%s", p.Counters[o].Name, f.val[x], mods, task)

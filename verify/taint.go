@@ -41,7 +41,7 @@ type game struct {
 const untainted = int32(1<<31 - 1)
 
 // acquiring reports whether wait x can synchronize (itself or via a fence).
-func (f *form) acquiring(x int32) bool { return f.kind[x] == kWait && f.ap[x] >= 0 }
+func (f *form) acquiring(x int32) bool { return f.kind[x] == kWait && f.link[x] >= 0 }
 
 func newGame(f *form, sources []int32) *game {
 	n := f.threads()
@@ -215,14 +215,14 @@ func (g *game) runClean(isTarget []bool, clean func(int32, []int32) bool) bool {
 					g.relevant[o]--
 				}
 				if g.poisoned[o] {
-					if f.ap[x] == x {
+					if f.link[x] == x {
 						g.taint(t, x)
-					} else if f.ap[x] >= 0 {
+					} else if f.link[x] >= 0 {
 						g.pendFence[t] = true
 					}
 				}
 			case kAdd:
-				tainted := f.rp[x] >= 0 && f.rp[x] >= g.taintAt[t]
+				tainted := f.link[x] >= 0 && f.link[x] >= g.taintAt[t]
 				if tainted && !g.poisoned[o] {
 					g.pos[t] = x
 					g.held[o] = append(g.held[o], int32(t))
@@ -236,7 +236,7 @@ func (g *game) runClean(isTarget []bool, clean func(int32, []int32) bool) bool {
 				}
 				g.heaps[o] = h
 			case kFence:
-				if f.cross[x] && g.pendFence[t] {
+				if f.is(x, fCross) && g.pendFence[t] {
 					g.taint(t, x)
 				}
 			case kBody:
