@@ -47,8 +47,27 @@ func Families(p *schedule.Program) ([]string, error) {
 }
 
 type checker struct {
-	p *schedule.Program
-	f *schedule.Form
+	p     *schedule.Program
+	f     *schedule.Form
+	runs  map[[2]int][]int // (thread, frozen step) -> positions of its maximal run
+	multi map[string][]int // several threads frozen -> positions
+	sync  uint8            // 0 unknown, 1 synchronizing, 2 not
+}
+
+// shareArena reports whether one task writes an arena the other writes or
+// reads.
+func shareArena(a, b [2][]int32) bool {
+	for _, w := range a[0] {
+		if slices.Contains(b[0], w) || slices.Contains(b[1], w) {
+			return true
+		}
+	}
+	for _, w := range b[0] {
+		if slices.Contains(a[1], w) {
+			return true
+		}
+	}
+	return false
 }
 
 // state is a naive execution state.
@@ -58,8 +77,7 @@ type state struct {
 	arr      []uint64 // barrier arrivals
 	started  int
 	finished int
-	order    [][2]int // executed (thread, step)
-	wrapped  bool     // some counter went past 2^64-1
+	wrapped  bool // some counter went past 2^64-1
 }
 
 func (c *checker) initial() *state {
@@ -114,7 +132,6 @@ func (c *checker) exec(s *state, t int, capacity int) {
 	case schedule.OpArrive:
 		s.arr[op.Object]++
 	}
-	s.order = append(s.order, [2]int{t, s.pos[t]})
 	s.pos[t]++
 	if t < c.f.Workers && s.pos[t] == len(c.f.Threads[t].Ops) {
 		s.finished++
@@ -224,9 +241,20 @@ func (c *checker) check(fam map[string]bool) error {
 	// Races and uninitialized reads over bodies that run.
 	thread, begin := c.bodies()
 	ran := func(task int) bool { return c.done(s, thread[task], begin[task]) }
+	// The arenas each task writes and reads: a cheap filter before the
+	// byte-exact conflict test.
+	touch := make([][2][]int32, len(p.Tasks))
+	for i, t := range p.Tasks {
+		for k, list := range [][]schedule.Access{t.Writes, t.Reads} {
+			for _, a := range list {
+				arena, _, _ := schedule.ArenaSpan(p, a.Buffer, 0, 0)
+				touch[i][k] = append(touch[i][k], arena)
+			}
+		}
+	}
 	for a := range p.Tasks {
 		for b := a + 1; b < len(p.Tasks); b++ {
-			if !ran(a) || !ran(b) || thread[a] == thread[b] || !schedule.Conflict(p, a, b) {
+			if !ran(a) || !ran(b) || thread[a] == thread[b] || !shareArena(touch[a], touch[b]) || !schedule.Conflict(p, a, b) {
 				continue
 			}
 			ab := c.mustPrecede(a, b, thread, begin)
@@ -263,18 +291,95 @@ func (c *checker) check(fam map[string]bool) error {
 	return nil
 }
 
+// synchronizing reports whether every signal releases and every wait
+// acquires at a scope spanning workers, and every worker is resident. Then
+// happens-before is exactly must-precede: in any execution, the steps that
+// no source happens before, kept in execution order, are themselves an
+// execution without the sources (each of their program predecessors is
+// among them, and every add a wait among them observed synchronized with it,
+// so it is among them too). So a target can begin with no source happening
+// before it exactly when it can begin with every source withheld.
+func (c *checker) synchronizing() bool {
+	if c.sync == 0 {
+		c.sync = 2
+		if c.computeSynchronizing() {
+			c.sync = 1
+		}
+	}
+	return c.sync == 1
+}
+
+func (c *checker) computeSynchronizing() bool {
+	l := c.p.Launch
+	if !l.Cooperative && l.Capacity() < l.Workers {
+		return false
+	}
+	for _, th := range c.f.Threads {
+		for _, op := range th.Ops {
+			if (op.Kind == schedule.OpWait || op.Kind == schedule.OpSignal) && (op.Relaxed || !op.Scope.CrossWorker()) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// reachableWithout reports whether target's body can begin with every
+// source's body withheld (its thread frozen before its Begin).
+func (c *checker) reachableWithout(sources []int, target int, thread, begin []int) bool {
+	if len(sources) == 1 {
+		return c.frozenRun(thread[sources[0]], begin[sources[0]])[thread[target]] > begin[target]
+	}
+	frozen := make([]int, len(c.f.Threads))
+	for i := range frozen {
+		frozen[i] = -1
+	}
+	for _, src := range sources {
+		if frozen[thread[src]] < 0 || begin[src] < frozen[thread[src]] {
+			frozen[thread[src]] = begin[src]
+		}
+	}
+	key := fmt.Sprint(frozen)
+	pos, ok := c.multi[key]
+	if !ok {
+		s := c.initial()
+		c.fixpoint(s, frozen, c.capacity())
+		pos = s.pos
+		if c.multi == nil {
+			c.multi = map[string][]int{}
+		}
+		c.multi[key] = pos
+	}
+	return pos[thread[target]] > begin[target]
+}
+
 // mustPrecede reports whether task a's body must end before task b's body
 // begins in every execution: b cannot begin with a's thread frozen before
 // a's End.
 func (c *checker) mustPrecede(a, b int, thread, begin []int) bool {
+	pos := c.frozenRun(thread[a], begin[a]+1) // Begin may run, End may not
+	return pos[thread[b]] <= begin[b]
+}
+
+// frozenRun returns the thread positions of the maximal run with thread t
+// stopped before step at. Runs are remembered: many questions share one.
+func (c *checker) frozenRun(t, at int) []int {
+	key := [2]int{t, at}
+	if pos, ok := c.runs[key]; ok {
+		return pos
+	}
 	s := c.initial()
 	frozen := make([]int, len(c.f.Threads))
 	for i := range frozen {
 		frozen[i] = -1
 	}
-	frozen[thread[a]] = begin[a] + 1 // Begin may run, End may not
+	frozen[t] = at
 	c.fixpoint(s, frozen, c.capacity())
-	return !c.done(s, thread[b], begin[b])
+	if c.runs == nil {
+		c.runs = map[[2]int][]int{}
+	}
+	c.runs[key] = s.pos
+	return s.pos
 }
 
 // uninitialized reports whether some byte that task r reads from a scratch
@@ -287,22 +392,45 @@ func (c *checker) uninitialized(r int, thread, begin []int) (bool, error) {
 		if k != schedule.KindScratch && k != schedule.KindOutput {
 			continue
 		}
+		// Writers of the same buffer, and the byte positions where the set of
+		// writers covering a byte can change: bytes between two cuts share
+		// their writers, so one question per segment decides them all.
+		type wspan struct {
+			w      int
+			lo, hi int64
+		}
+		var ws []wspan
+		for w := range p.Tasks {
+			if w == r {
+				continue
+			}
+			for _, wr := range p.Tasks[w].Writes {
+				if wr.Buffer != rd.Buffer {
+					continue
+				}
+				for wl, wh := range wr.Spans() {
+					ws = append(ws, wspan{w, wl, wh})
+				}
+			}
+		}
 		for lo, hi := range rd.Spans() {
-			for x := lo; x < hi; x++ {
+			cuts := []int64{lo, hi}
+			for _, w := range ws {
+				if w.lo > lo && w.lo < hi {
+					cuts = append(cuts, w.lo)
+				}
+				if w.hi > lo && w.hi < hi {
+					cuts = append(cuts, w.hi)
+				}
+			}
+			slices.Sort(cuts)
+			cuts = slices.Compact(cuts)
+			for i := 0; i+1 < len(cuts); i++ {
+				x := cuts[i]
 				var writers []int
-				for w := range p.Tasks {
-					if w == r {
-						continue
-					}
-					for _, wr := range p.Tasks[w].Writes {
-						if wr.Buffer != rd.Buffer {
-							continue
-						}
-						for wl, wh := range wr.Spans() {
-							if wl <= x && x < wh {
-								writers = append(writers, w)
-							}
-						}
+				for _, w := range ws {
+					if w.lo <= x && x < w.hi {
+						writers = append(writers, w.w)
 					}
 				}
 				clean, err := c.canBeClean(writers, r, thread, begin)
@@ -320,6 +448,9 @@ func (c *checker) uninitialized(r int, thread, begin []int) (bool, error) {
 // objects can be poisoned (receive a release whose release point follows a
 // source), running everything else eagerly in between.
 func (c *checker) canBeClean(sources []int, target int, thread, begin []int) (bool, error) {
+	if c.synchronizing() {
+		return c.reachableWithout(sources, target, thread, begin), nil
+	}
 	budget := 4096
 	g := &taintState{state: c.initial(), tainted: make([]bool, len(c.f.Threads)), pend: make([]bool, len(c.f.Threads)), poisoned: map[int]bool{}, lastFence: make([]int, len(c.f.Threads))}
 	for i := range g.lastFence {
@@ -372,7 +503,6 @@ func (g *taintState) clone() *taintState {
 	s.pos = slices.Clone(g.pos)
 	s.val = slices.Clone(g.val)
 	s.arr = slices.Clone(g.arr)
-	s.order = slices.Clone(g.order)
 	n := &taintState{state: &s, tainted: slices.Clone(g.tainted), pend: slices.Clone(g.pend), poisoned: map[int]bool{}, lastFence: slices.Clone(g.lastFence), taintedAt: map[[2]int]bool{}, taintedBegin: map[int]bool{}}
 	for k, v := range g.poisoned {
 		n.poisoned[k] = v
