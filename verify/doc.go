@@ -51,17 +51,23 @@
 //  1. verify itself, fast at any size. With counters and barriers only, no
 //     step disables another (values only grow; waits are ≥), so the system
 //     is confluent and one greedy run, with wait lists keyed by threshold,
-//     decides deadlock for every interleaving. Step a must precede step b
-//     exactly when b is unreachable with a withheld; per thread the steps
-//     that must precede b form a prefix, so one incremental sweep per thread
-//     orders every conflicting pair on it. Happens-before equals must-precede
-//     when every edge synchronizes; otherwise a relaxation in which
-//     non-synchronizing edges are free proves most pairs ordered, and a taint
-//     game decides the rest exactly (the one choice is the order in which
-//     objects receive releases that follow the source; free choices are
-//     taken first, others are branched on within a bound, beyond which the
-//     verdict is inconclusive). Conflicting pairs come from a sweep of byte
-//     ranges per arena, so disjoint tiles never meet.
+//     decides deadlock for every interleaving. Conflicting pairs come from
+//     a sweep of byte ranges per arena, so disjoint tiles never meet. Each
+//     pair is then ordered by the cheapest exact means that settles it:
+//     - proof clocks, one pass over the greedy run joining all-join waits
+//     and well-formed barrier generations (they only prove, never refute);
+//     - withhold-runs: step a must precede step b exactly when b is
+//     unreachable with a withheld, and per thread the steps that must
+//     precede b form a prefix, so one incremental sweep per thread orders
+//     every remaining pair on it;
+//     - happens-before equals must-precede when every edge synchronizes;
+//     otherwise composed clocks (an acquire synchronizes with every release
+//     that must precede it) and a relaxation in which non-synchronizing
+//     edges are free prove most pairs, and a taint game decides the rest
+//     exactly (its one choice is the order in which objects receive
+//     releases that follow the source; free choices are taken first, the
+//     others are branched on within a bound, beyond which the verdict says
+//     inconclusive).
 //  2. The definitional checker (internal/defcheck), slow and obviously
 //     correct: one naive withhold-run per conflicting pair and every poison
 //     order tried. Property tests require verify to agree with it on random

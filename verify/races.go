@@ -190,13 +190,13 @@ func (v *verifier) checkRaces(ctx context.Context, run *engine) error {
 	v.when = when
 	v.pairs = v.conflicts(func(t int32) bool { return when[t] >= 0 })
 	v.stats.Pairs = len(v.pairs)
-	byThread := map[int32][]query{}
 	keys := make([]uint64, 0, len(v.pairs))
-	_ = byThread
 	for k := range v.pairs {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
+	// One query per pair, from the body that ran first in the greedy run.
+	all := make([]query, 0, len(keys))
 	for _, k := range keys {
 		pi := v.pair(k)
 		a, b := int32(k>>32), int32(k&0xffffffff)
@@ -204,16 +204,10 @@ func (v *verifier) checkRaces(ctx context.Context, run *engine) error {
 			a, b = b, a
 		}
 		pi.first = a
-		u := f.taskTh[a]
-		byThread[u] = append(byThread[u], query{f.body[a], b, k})
+		all = append(all, query{f.body[a], b, k})
 	}
 	// Clocks prove most pairs ordered in one pass; withhold-run sweeps
 	// decide the rest exactly.
-	var all []query
-	for _, qs := range byThread {
-		all = append(all, qs...)
-	}
-	slices.SortFunc(all, func(a, b query) int { return cmpU64(a.key, b.key) })
 	execProven := make([]bool, len(all))
 	proveOrdered(f, run.trace, false, all, execProven)
 	hbProven := execProven
