@@ -2,9 +2,13 @@ package verify
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -98,6 +102,7 @@ func TestDifferential(t *testing.T) {
 		if d != "" {
 			bad++
 			js, _ := schedule.Marshal(p)
+			persist(t, js)
 			t.Errorf("seed %d: %s\n%s", i, d, js)
 			if bad >= 5 {
 				t.FailNow()
@@ -115,11 +120,56 @@ func TestDifferential(t *testing.T) {
 		}
 		if d != "" {
 			js, _ := schedule.Marshal(p)
+			persist(t, js)
 			rt.Fatalf("%s\n%s", d, strings.TrimSpace(string(js)))
 		}
 	})
 	t.Logf("tally: %v", tally)
 	fmt.Printf("differential: %d programs, %d disagreements\n", n+checks, bad)
+}
+
+// persist saves a program that made the tiers disagree under
+// testdata/rapid/differential, where TestDifferentialRegressions replays it
+// on every run. (rapid shrinks its own failures before they get here.)
+func persist(t *testing.T, js []byte) {
+	sum := sha256.Sum256(js)
+	name := filepath.Join("testdata", "rapid", "differential", hex.EncodeToString(sum[:8])+".json")
+	if err := os.MkdirAll(filepath.Dir(name), 0o755); err == nil {
+		if err := os.WriteFile(name, js, 0o644); err == nil {
+			t.Logf("saved %s", name)
+		}
+	}
+}
+
+// TestDifferentialRegressions replays every program that once made the
+// tiers disagree.
+func TestDifferentialRegressions(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("testdata", "rapid", "differential", "*.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) == 0 {
+		t.Fatal("no regression programs found")
+	}
+	for _, file := range files {
+		t.Run(filepath.Base(file), func(t *testing.T) {
+			data, err := os.ReadFile(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, err := schedule.Unmarshal(data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			d, err := disagreement(p, map[string]int{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d != "" {
+				t.Error(d)
+			}
+		})
+	}
 }
 
 // TestDifferentialMedium compares verify with the definitional checker on
