@@ -23,7 +23,14 @@
 // task bodies. A wait spins in thread 0 with ld.acquire.<scope> (relaxed
 // waits use ld.relaxed) and then synchronizes the block; a signal
 // synchronizes the block and then issues red.release.<scope>.add (relaxed
-// signals red.relaxed). Barriers are counters with generation-scaled
+// signals red.relaxed). Consecutive sync steps with no body between them
+// (a signal then the next task's wait, empty bodies, barrier arrive and
+// await) run in thread 0 alone while the rest of the block waits at one
+// barrier, so the block barrier after a wait is the one that ends the run
+// and the barrier before a signal is the one that ends the previous body.
+// The instruction window in shared memory is predecoded when loaded, so
+// that acquire/release steps at gpu scope and empty bodies cost a few
+// instructions each. Barriers are counters with generation-scaled
 // targets (arrive = release add of 1, await = acquire spin until k·P).
 // Semaphores acquire with an acq_rel CAS loop and release with a release
 // add. Fences are fence.acq_rel.<scope> by every thread between two block

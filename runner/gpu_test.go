@@ -51,6 +51,17 @@ func TestGPUInfo(t *testing.T) {
 	i := d.Info()
 	fmt.Printf("device: %s, %d SMs, %s, driver %d, NVRTC %s, cooperative %v, kernel compile %v (cached %v)\n",
 		i.Name, i.SMs, i.Arch, i.Driver, i.NVRTC, i.Cooperative, i.Compile, i.CompileCached)
+	// MEGAPROOF_CUBIN=path writes the compiled kernel image there (for
+	// cuobjdump -sass).
+	if path := os.Getenv("MEGAPROOF_CUBIN"); path != "" {
+		cubinMu.Lock()
+		for _, img := range cubins {
+			if err := os.WriteFile(path, img, 0o644); err != nil {
+				t.Error(err)
+			}
+		}
+		cubinMu.Unlock()
+	}
 }
 
 // TestGPUSafe runs every safe program in 20 stressed runs and requires

@@ -46,12 +46,18 @@ struct Params {
   u64 nworkers, ndyn, timeout_ns, max_delay_ns, seed, nins;
 };
 
+// One encoded instruction (see runner/encode.go), read as one 16-byte word.
+struct alignas(16) Ins {
+  u64 x, y;
+};
+
 // Instructions cached in shared memory per block (a window of the streams).
 #define ICN 256
 
 struct Blk {
-  u64 icache[2 * ICN];
+  alignas(16) u64 icache[2 * ICN];
   u32 ibase;  // first instruction in icache, or 0xffffffff
+  u32 pc;     // sync_run's outcome: where to continue
   u64 deadline;
   u64 dynrun;
   u32 worker;
@@ -280,101 +286,250 @@ __device__ bool run_dyn(const Params &P, Blk &B, u32 d) {
   return ok;
 }
 
-// block_wait blocks until *p >= val (for a semaphore, then takes val with a
-// CAS). Returns false when the deadline passed or another worker aborted.
+// spin_check (thread 0) is a spin's periodic check: 0 to keep spinning,
+// ST_ABORTED or ST_TIMEOUT (recorded in the status table), or 8 + d when
+// HELP claimed ready dynamic task d. Out of line, so that the spin and the
+// sync-step loop around it stay small.
 template <bool HELP>
-__device__ __forceinline__ bool block_wait(const Params &P, Blk &B, u64 *p, u64 val, u32 fl, bool sem, u32 th, u32 pc) {
+__device__ __noinline__ int spin_check(const Params &P, Blk &B, u32 th, u32 pc, u64 v) {
+  int res = 0;
+  if (ld_relaxed(&P.ctl[0])) res = ST_ABORTED;
+  else if (gtimer() > B.deadline) res = ST_TIMEOUT;
+  if (res) {
+    record(P, B, res, th, pc, v);
+    return res;
+  }
+  if (HELP && P.ndyn) {
+    int c = try_claim(P, B, true);
+    if (c >= 0) return 8 + c;
+  }
+  return 0;
+}
+
+// spin (thread 0) waits until *p >= val (for a semaphore, then takes val
+// with a CAS). It returns 0 when it did, else spin_check's answer. The
+// deadline, the abort flag and the ready queue are read every 16
+// unsuccessful probes.
+template <bool HELP>
+__device__ __forceinline__ int spin(const Params &P, Blk &B, u64 *p, u64 val, u32 fl, bool sem, u32 th, u32 pc) {
+  u32 it = 0;
+  u32 lf = sem ? (fl & ~0x100u) : fl;
   for (;;) {
-    if (threadIdx.x == 0) {
-      int res = 0, d = -1;
-      u32 it = 0;
-      u64 v = 0;
-      for (;;) {
-        v = ld_sync(p, sem ? (fl & ~0x100u) : fl);
-        if (v >= val) {
-          if (!sem) { res = ST_DONE; break; }
-          if (cas_sync(p, v, v - val, fl) == v) { res = ST_DONE; break; }
-          continue;
-        }
-        if ((++it & 15) == 0) {
-          if (ld_relaxed(&P.ctl[0])) { res = ST_ABORTED; break; }
-          if (gtimer() > B.deadline) { res = ST_TIMEOUT; break; }
-          if (HELP && P.ndyn) {
-            d = try_claim(P, B, true);
-            if (d >= 0) { res = 4; break; }
-          }
-        }
-      }
-      if (res == ST_TIMEOUT || res == ST_ABORTED) record(P, B, res, th, pc, v);
-      B.res = res;
-      B.dyn = d;
+    u64 v = ld_sync(p, lf);
+    if (v >= val) {
+      if (!sem) return 0;
+      if (cas_sync(p, v, v - val, fl) == v) return 0;
+      continue;
     }
-    __syncthreads();
-    int res = B.res, d = B.dyn;
-    __syncthreads();
-    if (res == ST_DONE) return true;
-    if (!HELP || res != 4) return false;
-    if (!run_dyn(P, B, (u32)d)) return false;
+    if ((++it & 15) == 0) {
+      int r = spin_check<HELP>(P, B, th, pc, v);
+      if (r) return r;
+    }
   }
 }
 
+// delay_spin is delay's thread-0 part, for steps that run no body.
+__device__ __noinline__ void delay_spin(const Params &P, u32 t, u32 phase) {
+  u32 h = mix32((u32)P.seed ^ mix32(t * 2u + phase + (u32)(P.seed >> 32) * 0x9E3779B9u));
+  u64 end = gtimer() + h % P.max_delay_ns;
+  while (gtimer() < end) {
+  }
+}
+
+// Classes of predecoded instructions (s_pre), fixed when the window is
+// loaded. Bits 56-63 of s_pre[i].x hold the class, bits 0-55 the address
+// of the counter or barrier for CL_WAIT and CL_RED; .y holds the value.
+#define CL_SKIP 0  // begin of an empty body or end, with no stress delays
+#define CL_WAIT 1  // wait or await with acquire at gpu scope: ld.acquire.gpu spin
+#define CL_RED 2   // signal or arrive with release at gpu scope: red.release.gpu.add
+#define CL_BLOCK 3 // fence or begin of a body: needs the whole block
+#define CL_SLOW 4  // any other sync step: sync_step decodes it
+
+__shared__ Ins s_pre[ICN];
+
+__device__ __forceinline__ Ins predecode(const Params &P, u64 w0, u64 val) {
+  u32 kind = (u32)w0 & 0xff, obj = (u32)(w0 >> 32);
+  bool plain = (w0 & 0x700) == 0; // acquire/release at gpu scope
+  u64 c = CL_SKIP, a = 0, v = val;
+  switch (kind) {
+  case INS_WAIT:
+    if (plain) c = CL_WAIT, a = (u64)(P.counters + obj);
+    else c = CL_SLOW;
+    break;
+  case INS_AWAIT:
+    c = CL_WAIT, a = (u64)(P.barriers + obj);
+    break;
+  case INS_SIGNAL:
+    if (plain) c = CL_RED, a = (u64)(P.counters + obj);
+    else c = CL_SLOW;
+    break;
+  case INS_ARRIVE:
+    c = CL_RED, a = (u64)(P.barriers + obj), v = 1;
+    break;
+  case INS_ACQUIRE:
+  case INS_RELEASE:
+    c = CL_SLOW;
+    break;
+  case INS_FENCE:
+    c = CL_BLOCK;
+    break;
+  case INS_BEGIN:
+    c = val != OP_NOP ? CL_BLOCK : P.max_delay_ns ? CL_SLOW : CL_SKIP;
+    break;
+  case INS_END:
+    c = P.max_delay_ns ? CL_SLOW : CL_SKIP;
+    break;
+  }
+  Ins r;
+  r.x = (a & 0x00ffffffffffffffull) | (c << 56);
+  r.y = v;
+  return r;
+}
+
 // fetch makes instruction pc available in the block's shared window,
-// loading the next ICN instructions with the whole block when it is not.
-// Control flow is uniform across the block, so every thread calls it.
+// loading and predecoding the next ICN instructions with the whole block
+// when it is not. Control flow is uniform across the block, so every
+// thread calls it.
 __device__ __forceinline__ void fetch(const Params &P, Blk &B, u32 pc) {
   u32 b = B.ibase;
   if (b != 0xffffffffu && pc >= b && pc - b < ICN) return;
   __syncthreads();
   u64 n = P.nins - pc;
   if (n > ICN) n = ICN;
-  for (u32 i = threadIdx.x; i < 2 * n; i += blockDim.x) B.icache[i] = __ldg(&P.ins[2 * (u64)pc + i]);
+  for (u32 i = threadIdx.x; i < n; i += blockDim.x) {
+    u64 w0 = __ldg(&P.ins[2 * ((u64)pc + i)]), val = __ldg(&P.ins[2 * ((u64)pc + i) + 1]);
+    B.icache[2 * i] = w0;
+    B.icache[2 * i + 1] = val;
+    s_pre[i] = predecode(P, w0, val);
+  }
   if (threadIdx.x == 0) B.ibase = pc;
   __syncthreads();
 }
 
+__device__ __forceinline__ u32 pre_class(u32 i) { return (u32)(s_pre[i].x >> 56); }
+
+// sync_step (thread 0) executes one CL_SLOW instruction as written: relaxed
+// or cta/sys-scoped waits and signals, semaphore acquires and releases,
+// and the stress delays of empty bodies. It returns 0 or spin's answer.
+template <bool HELP> __device__ __noinline__ int sync_step(const Params &P, Blk &B, u32 th, u32 pc, u64 w0, u64 val) {
+  u32 kind = (u32)w0 & 0xff, fl = (u32)w0 & 0xffff, obj = (u32)(w0 >> 32);
+  switch (kind) {
+  case INS_WAIT:
+    return spin<HELP>(P, B, P.counters + obj, val, fl, false, th, pc);
+  case INS_AWAIT:
+    return spin<HELP>(P, B, P.barriers + obj, val, 0, false, th, pc);
+  case INS_ACQUIRE:
+    return spin<HELP>(P, B, P.sems + obj, val, fl, true, th, pc);
+  case INS_SIGNAL:
+    red_sync(P.counters + obj, val, fl);
+    break;
+  case INS_ARRIVE:
+    red_sync(P.barriers + obj, 1, 0);
+    break;
+  case INS_RELEASE:
+    red_sync(P.sems + obj, val, fl & ~0x100u);
+    break;
+  case INS_BEGIN:
+    delay_spin(P, obj, 0);
+    delay_spin(P, obj, 1);
+    break;
+  case INS_END:
+    delay_spin(P, obj, 1);
+    break;
+  }
+  return 0;
+}
+
+// sync_run (thread 0 alone) executes the run of sync steps that starts at
+// pc: waits, awaits, acquires, signals, arrives, releases, and begins of
+// empty bodies (their stress delays included), up to the next block step,
+// the end of the stream or the end of the shared window. No body runs
+// between these steps, so the rest of the block has nothing to order
+// against them and waits at one barrier for the whole run: the block
+// barrier that follows a wait is the one after the run, and the one that
+// precedes a signal is the end barrier of the body before the run
+// (run_body, delay and fences end with one). The common steps (acquire
+// and release at gpu scope, empty bodies without delays) run from the
+// predecoded window; the others go through sync_step. It leaves the
+// outcome in B.res (ST_DONE, a failure, or 4: run dynamic task B.dyn,
+// then resume), and where to continue in B.pc.
+template <bool HELP> __device__ void sync_run(const Params &P, Blk &B, u32 th, u32 pc, u32 end) {
+  u32 base = B.ibase;
+  u32 lim = base + ICN < end ? base + ICN : end;
+  int r = 0;
+  for (; pc < lim; pc++) {
+    Ins q = s_pre[pc - base];
+    u32 c = (u32)(q.x >> 56);
+    u64 *a = (u64 *)(q.x & 0x00ffffffffffffffull);
+    if (c == CL_SKIP) continue;
+    if (c == CL_RED) {
+      asm volatile("red.release.gpu.global.add.u64 [%0], %1;" ::"l"(a), "l"(q.y) : "memory");
+      continue;
+    }
+    if (c == CL_WAIT) {
+      u32 it = 0;
+      for (;;) {
+        u64 v;
+        asm volatile("ld.acquire.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(a) : "memory");
+        if (v >= q.y) break;
+        if ((++it & 15) == 0) {
+          r = spin_check<HELP>(P, B, th, pc, v);
+          if (r) break;
+        }
+      }
+      if (r) break;
+      continue;
+    }
+    if (c == CL_BLOCK) break;
+    r = sync_step<HELP>(P, B, th, pc, B.icache[2 * (pc - base)], B.icache[2 * (pc - base) + 1]);
+    if (r) break;
+  }
+  B.res = r == 0 ? ST_DONE : r >= 8 ? 4 : r;
+  B.dyn = r >= 8 ? r - 8 : -1;
+  B.pc = pc;
+}
+
+// run_thread executes stream th with the whole block. Block steps run as
+// before; each maximal run of sync steps runs in thread 0 (sync_run) while
+// the other threads wait at the barrier that then publishes its outcome.
+// Thread 0 writes the next outcome only after another block barrier, so
+// every thread has read the last one; run_thread returns with none unread.
 template <bool HELP> __device__ bool run_thread(const Params &P, Blk &B, u32 th) {
   u32 end = __ldg(&P.streams[th + 1]);
-  for (u32 pc = __ldg(&P.streams[th]); pc < end; pc++) {
+  u32 pc = __ldg(&P.streams[th]);
+  bool unread = false; // an outcome was read since the last block barrier
+  while (pc < end) {
     fetch(P, B, pc);
-    u64 w0 = B.icache[2 * (pc - B.ibase)], val = B.icache[2 * (pc - B.ibase) + 1];
-    u32 kind = (u32)w0 & 0xff, fl = (u32)w0 & 0xffff, obj = (u32)(w0 >> 32);
-    switch (kind) {
-    case INS_WAIT:
-      if (!block_wait<HELP>(P, B, P.counters + obj, val, fl, false, th, pc)) return false;
-      break;
-    case INS_AWAIT:
-      if (!block_wait<HELP>(P, B, P.barriers + obj, val, 0, false, th, pc)) return false;
-      break;
-    case INS_ACQUIRE:
-      if (!block_wait<HELP>(P, B, P.sems + obj, val, fl, true, th, pc)) return false;
-      break;
-    case INS_SIGNAL:
-      __syncthreads();
-      if (threadIdx.x == 0) red_sync(P.counters + obj, val, fl);
-      break;
-    case INS_ARRIVE:
-      __syncthreads();
-      if (threadIdx.x == 0) red_sync(P.barriers + obj, 1, 0);
-      break;
-    case INS_RELEASE:
-      __syncthreads();
-      if (threadIdx.x == 0) red_sync(P.sems + obj, val, fl & ~0x100u);
-      break;
-    case INS_FENCE:
-      __syncthreads();
-      fence_sync(fl);
-      __syncthreads();
-      break;
-    case INS_BEGIN:
-      if (P.max_delay_ns) delay(P, obj, 0);
-      if (val != OP_NOP) run_body(P, B, obj);
-      if (P.max_delay_ns) delay(P, obj, 1);
-      break;
-    case INS_END:
-      delay(P, obj, 1);
-      break;
+    u32 i = pc - B.ibase;
+    if (pre_class(i) == CL_BLOCK) {
+      u64 w0 = B.icache[2 * i];
+      u32 obj = (u32)(w0 >> 32);
+      if (((u32)w0 & 0xff) == INS_FENCE) {
+        __syncthreads();
+        fence_sync((u32)w0 & 0xffff);
+        __syncthreads();
+      } else {
+        if (P.max_delay_ns) delay(P, obj, 0);
+        run_body(P, B, obj); // ends with a block barrier
+        if (P.max_delay_ns) delay(P, obj, 1);
+      }
+      unread = false;
+      pc++;
+      continue;
     }
+    if (unread) __syncthreads();
+    if (threadIdx.x == 0) sync_run<HELP>(P, B, th, pc, end);
+    __syncthreads();
+    int res = B.res, d = B.dyn;
+    pc = B.pc;
+    unread = true;
+    if (res == ST_DONE) continue;
+    __syncthreads();
+    unread = false;
+    if (!HELP || res != 4) return false;
+    if (!run_dyn(P, B, (u32)d)) return false;
   }
+  if (unread) __syncthreads();
   return true;
 }
 
