@@ -655,7 +655,7 @@ func (d *Device) Run(ctx context.Context, p *schedule.Program, opt Options) (*Ou
 	if err := gate(ctx, p, opt); err != nil {
 		return nil, err
 	}
-	e, err := Encode(p)
+	e, err := encode(p, opt.Body)
 	if err != nil {
 		return nil, err
 	}

@@ -70,7 +70,10 @@
 // own. "mix" writes a hash of exactly the bytes it read, so a stale or torn
 // read changes the output. Inputs, weights and state start with a
 // deterministic pattern per buffer; scratch and output bytes start as
-// Options.Poison.
+// Options.Poison. Options.Body runs every body as one operation instead
+// of Task.Op ("mix" or the address-keyed "mixat"), so programs with ops
+// the runner does not know, such as the corpus seeds, execute with their
+// real footprints; [ReferenceWith] is the matching CPU reference.
 //
 // # Residency
 //

@@ -79,7 +79,19 @@ func (e *Encoded) BlockingDynamic() int {
 // on an invalid program, an unknown operation, an access outside its
 // buffer, and an operation that would read and write the same bytes (see
 // [Ops]).
-func Encode(p *schedule.Program) (*Encoded, error) {
+func Encode(p *schedule.Program) (*Encoded, error) { return encode(p, "") }
+
+// EncodeWith is [Encode] with the body override of o.Body: when it is not
+// empty, every task body is encoded as that operation (one of [Ops])
+// instead of its Task.Op. The other options do not affect the encoding.
+func EncodeWith(p *schedule.Program, o Options) (*Encoded, error) { return encode(p, o.Body) }
+
+func encode(p *schedule.Program, bodyOp string) (*Encoded, error) {
+	if bodyOp != "" {
+		if _, ok := opCodes[bodyOp]; !ok {
+			return nil, fmt.Errorf("runner: Options.Body %q is not one of %v", bodyOp, Ops)
+		}
+	}
 	if p == nil {
 		return nil, fmt.Errorf("runner: nil program")
 	}
@@ -110,7 +122,11 @@ func Encode(p *schedule.Program) (*Encoded, error) {
 	e.bodies = make([]body, len(p.Tasks))
 	for i := range p.Tasks {
 		t := &p.Tasks[i]
-		code, ok := opCodes[t.Op]
+		opName := t.Op
+		if bodyOp != "" {
+			opName = bodyOp
+		}
+		code, ok := opCodes[opName]
 		if !ok {
 			return nil, opError(t.Name, "unknown op %q (want one of %v)", t.Op, Ops)
 		}
@@ -132,10 +148,10 @@ func Encode(p *schedule.Program) (*Encoded, error) {
 		switch code {
 		case opCopy, opAdd, opScale:
 			if len(bd.reads) == 0 {
-				return nil, opError(t.Name, "op %q needs at least one read", t.Op)
+				return nil, opError(t.Name, "op %q needs at least one read", opName)
 			}
 			if overlaps(spans(bd.reads), spans(bd.writes)) {
-				return nil, opError(t.Name, "op %q writes bytes it reads; only mix may", t.Op)
+				return nil, opError(t.Name, "op %q writes bytes it reads; only mix may", opName)
 			}
 		}
 		rs := len(e.accs) / accessWords

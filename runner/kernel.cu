@@ -22,6 +22,7 @@ typedef unsigned char u8;
 #define OP_ADD 3
 #define OP_SCALE 4
 #define OP_MIX 5
+#define OP_MIXAT 6
 
 // Worker states in the status table.
 #define ST_RUNNING 0
@@ -192,7 +193,8 @@ __device__ void run_body(const Params &P, Blk &B, u32 t) {
       H[stream_at(W, nw, i)] = s;
     }
     break;
-  case OP_MIX: {
+  case OP_MIX:
+  case OP_MIXAT: {
     if (tid == 0) B.mix = 0;
     __syncthreads();
     u32 part = 0;
@@ -209,7 +211,14 @@ __device__ void run_body(const Params &P, Blk &B, u32 t) {
     atomicAdd(&B.mix, part);
     __syncthreads();
     u32 h = seed + B.mix;
-    for (u64 i = tid; i < n; i += bd) H[stream_at(W, nw, i)] = (u8)mix32(h + (u32)i * 0x9E3779B9u);
+    if (op == OP_MIXAT) {
+      for (u64 i = tid; i < n; i += bd) {
+        u64 ad = stream_at(W, nw, i);
+        H[ad] = (u8)mix32(h + (u32)ad * 0x9E3779B9u);
+      }
+    } else {
+      for (u64 i = tid; i < n; i += bd) H[stream_at(W, nw, i)] = (u8)mix32(h + (u32)i * 0x9E3779B9u);
+    }
     break;
   }
   }

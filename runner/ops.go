@@ -14,6 +14,7 @@ const (
 	opAdd   = 3
 	opScale = 4
 	opMix   = 5
+	opMixAt = 6
 )
 
 // Ops lists the body operations the runner executes, by the name a task
@@ -29,13 +30,20 @@ const (
 //   - "mix": byte(mix32(h + i·0x9E3779B9)) where h = seed + Σ_j term(j, in[j])
 //     mod 2^32 over every byte read: a hash of exactly the bytes read, so a
 //     stale or torn read changes the output.
+//   - "mixat": the same hash h, but the byte written at heap address a is
+//     byte(mix32(h + a·0x9E3779B9)): keyed by the address instead of the
+//     stream index, so a task whose write accesses overlap (a byte written
+//     twice, by two accesses or by overlapping rows) writes it the same
+//     value both times. With "mix" such a byte gets two different values,
+//     one per stream index; the CPU keeps the later one and the GPU's
+//     threads race for it, so the result is not defined.
 //
 // "seed" is the param "seed", defaulting to the task's index. copy, add and
-// scale need at least one read; no operation but mix may write a byte it
-// also reads (mix reads everything before it writes).
-var Ops = []string{"nop", "fill", "copy", "add", "scale", "mix"}
+// scale need at least one read; no operation but mix and mixat may write a
+// byte it also reads (they read everything before they write).
+var Ops = []string{"nop", "fill", "copy", "add", "scale", "mix", "mixat"}
 
-var opCodes = map[string]uint64{"": opNop, "nop": opNop, "fill": opFill, "copy": opCopy, "add": opAdd, "scale": opScale, "mix": opMix}
+var opCodes = map[string]uint64{"": opNop, "nop": opNop, "fill": opFill, "copy": opCopy, "add": opAdd, "scale": opScale, "mix": opMix, "mixat": opMixAt}
 
 // mix32 is MurmurHash3's 32-bit finalizer; the CUDA source has the same.
 func mix32(x uint32) uint32 {
@@ -125,7 +133,7 @@ func (b *body) run(heap []byte) {
 			}
 			heap[streamAt(b.writes, i)] = s
 		}
-	case opMix:
+	case opMix, opMixAt:
 		h := uint32(b.seed)
 		var j uint64
 		for _, a := range b.reads {
@@ -135,7 +143,12 @@ func (b *body) run(heap []byte) {
 			}
 		}
 		for i := uint64(0); i < n; i++ {
-			heap[streamAt(b.writes, i)] = byte(mix32(h + uint32(i)*0x9E3779B9))
+			ad := streamAt(b.writes, i)
+			if b.op == opMixAt {
+				heap[ad] = byte(mix32(h + uint32(ad)*0x9E3779B9))
+			} else {
+				heap[ad] = byte(mix32(h + uint32(i)*0x9E3779B9))
+			}
 		}
 	}
 }

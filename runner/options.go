@@ -57,6 +57,19 @@ type Options struct {
 	// limits the device to Launch.PerSM co-resident blocks per SM, so that
 	// residency matches the program's declared capacity where it can.
 	FreeOccupancy bool
+	// Body, when not empty, names the operation (one of [Ops]) that every
+	// task body executes instead of its Task.Op, over the task's own
+	// footprint and params. "mix" runs any program whose accesses are in
+	// bounds — a hash of exactly the bytes each task read, written to
+	// every byte it writes — so programs whose ops the runner does not
+	// know (the corpus seeds' "gemv", "rmsnorm", ...) still execute with
+	// their real footprints and a stale or torn read still shows in the
+	// output. "mixat" is the same hash keyed by the written byte's address
+	// (see [Ops]); it is the one to use for programs where a task's write
+	// accesses overlap each other, whose "mix" result is not defined.
+	// Compare with [ReferenceWith] given the same options. The empty value
+	// executes Task.Op.
+	Body string
 }
 
 func (o Options) timeout() time.Duration {

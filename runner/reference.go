@@ -24,11 +24,19 @@ func Reference(p *schedule.Program) (map[string][]byte, error) {
 // ReferencePoisoned is [Reference] with uninitialized bytes starting as
 // poison instead of zero, matching a GPU run with Options.Poison = poison.
 func ReferencePoisoned(p *schedule.Program, poison byte) (map[string][]byte, error) {
-	e, err := Encode(p)
+	return ReferenceWith(p, Options{Poison: poison})
+}
+
+// ReferenceWith is [Reference] for a GPU run with options o: uninitialized
+// bytes start as o.Poison and every body executes o.Body when it is set
+// (see [Options.Body]). The other options do not change the expected bytes
+// of a safe program.
+func ReferenceWith(p *schedule.Program, o Options) (map[string][]byte, error) {
+	e, err := encode(p, o.Body)
 	if err != nil {
 		return nil, err
 	}
-	heap := e.Image(poison)
+	heap := e.Image(o.Poison)
 	if err := e.execute(heap); err != nil {
 		return nil, err
 	}
