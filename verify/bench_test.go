@@ -3,6 +3,7 @@ package verify
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"runtime"
 	"testing"
 
@@ -95,5 +96,18 @@ func BenchmarkVerify(b *testing.B) {
 			// an upper bound on the analysis' peak heap.
 			b.ReportMetric(float64(after.HeapSys-before.HeapInuse)/(1<<20), "peak-heap-MiB")
 		})
+	}
+}
+
+// Lowering halves of the task list concurrently must give exactly the
+// sequential normal form.
+func TestParallelLowering(t *testing.T) {
+	p := layered(70000, 64, false)
+	par := lowerForm(p)
+	parallelLowering = false
+	seq := lowerForm(p)
+	parallelLowering = true
+	if !reflect.DeepEqual(par, seq) {
+		t.Fatal("parallel and sequential lowering differ")
 	}
 }

@@ -1,6 +1,10 @@
 package verify
 
-import "github.com/megaproof/megaproof/schedule"
+import (
+	"sync"
+
+	"github.com/megaproof/megaproof/schedule"
+)
 
 // Operation kinds of the verifier's flat normal form. A barrier is an
 // object like a counter: Arrive adds 1 and Await waits for generation ×
@@ -54,6 +58,7 @@ func lowerForm(p *schedule.Program) *form {
 		}
 	}
 	f.start = make([]int32, nth+1)
+	count := make([]int32, len(p.Tasks)) // ops of each task
 	for i := range p.Tasks {
 		t := &p.Tasks[i]
 		n := int32(1 + len(t.Before) + len(t.After))
@@ -67,6 +72,7 @@ func lowerForm(p *schedule.Program) *form {
 				n++
 			}
 		}
+		count[i] = n
 		f.start[f.taskTh[i]+1] += n
 	}
 	for t := 1; t <= nth; t++ {
@@ -84,61 +90,32 @@ func lowerForm(p *schedule.Program) *form {
 	for i, c := range p.Counters {
 		f.init[i] = c.Init
 	}
-	// Pass 2, in task order: write each task's ops at its thread's cursor
-	// (a worker's queue is its tasks in list order).
+	// Each task's first op: a worker's queue is its tasks in list order.
+	first := count // reused in place
 	cursor := append([]int32(nil), f.start[:nth]...)
-	gen := map[[2]int32]uint64{} // (thread, barrier) -> operations so far
-	var th int32
-	emit := func(task int32, k uint8, obj int32, v uint64, relaxed, cross, bar bool) {
-		x := cursor[th]
-		cursor[th]++
-		f.kind[x], f.obj[x], f.val[x], f.task[x] = k, obj, v, task
-		var fl uint8
-		if relaxed {
-			fl |= fRelaxed
-		}
-		if cross {
-			fl |= fCross
-		}
-		if bar {
-			fl |= fBarrier
-		}
-		f.flags[x], f.opThread[x] = fl, th
+	for i, n := range count {
+		th := f.taskTh[i]
+		first[i] = cursor[th]
+		cursor[th] += n
 	}
-	step := func(task int32, s schedule.Step) {
-		switch s.Kind {
-		case schedule.Wait:
-			emit(task, kWait, s.Object, s.Value, s.Relaxed, s.Scope.CrossWorker(), false)
-		case schedule.Signal:
-			emit(task, kAdd, s.Object, s.Value, s.Relaxed, s.Scope.CrossWorker(), false)
-		case schedule.Sync, schedule.Arrive:
-			key := [2]int32{th, s.Object}
-			gen[key]++
-			emit(task, kAdd, int32(nc)+s.Object, 1, false, true, true)
-			if s.Kind == schedule.Sync {
-				emit(task, kWait, int32(nc)+s.Object, gen[key]*uint64(p.Barriers[s.Object].Parties), false, true, true)
-			}
-		case schedule.Acquire:
-			f.semaphore = true
-			emit(task, kAcquire, s.Object, s.Value, false, s.Scope.CrossWorker(), false)
-		case schedule.Release:
-			f.semaphore = true
-			emit(task, kRelease, s.Object, s.Value, false, s.Scope.CrossWorker(), false)
-		case schedule.Fence:
-			emit(task, kFence, 0, 0, false, s.Scope.CrossWorker(), false)
+	// Pass 2 writes every task's ops at its own offset, so halves of the
+	// task list can be lowered concurrently. Barrier generations depend on
+	// the order of a thread's tasks; programs with barriers go in one piece.
+	if parallelLowering && nb == 0 && len(p.Tasks) >= 1<<16 {
+		var wg sync.WaitGroup
+		sem := [2]bool{}
+		half := len(p.Tasks) / 2
+		for k, r := range [2][2]int{{0, half}, {half, len(p.Tasks)}} {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				sem[k] = f.lowerTasks(r[0], r[1], first, nil)
+			}()
 		}
-	}
-	for i := range p.Tasks {
-		tk := &p.Tasks[i]
-		th = f.taskTh[i]
-		for _, s := range tk.Before {
-			step(int32(i), s)
-		}
-		f.body[i] = cursor[th]
-		emit(int32(i), kBody, 0, 0, false, true, false)
-		for _, s := range tk.After {
-			step(int32(i), s)
-		}
+		wg.Wait()
+		f.semaphore = sem[0] || sem[1]
+	} else {
+		f.semaphore = f.lowerTasks(0, len(p.Tasks), first, map[[2]int32]uint64{})
 	}
 	// Release and acquire points, totals, and whether every edge synchronizes.
 	f.link = make([]int32, len(f.kind))
@@ -190,6 +167,68 @@ func lowerForm(p *schedule.Program) *form {
 		}
 	}
 	return f
+}
+
+// parallelLowering lets large programs without barriers be lowered by two
+// goroutines; tests compare both ways.
+var parallelLowering = true
+
+// lowerTasks writes the ops of tasks [lo, hi), task i's from first[i] on,
+// and reports whether any uses a semaphore. gen counts each thread's
+// operations per barrier; it may be nil only when there are no barriers.
+func (f *form) lowerTasks(lo, hi int, first []int32, gen map[[2]int32]uint64) bool {
+	p := f.p
+	nc := int32(f.nc)
+	semaphore := false
+	for i := lo; i < hi; i++ {
+		tk := &p.Tasks[i]
+		th := f.taskTh[i]
+		x := first[i]
+		emit := func(k uint8, obj int32, v uint64, fl uint8) {
+			f.kind[x], f.obj[x], f.val[x], f.task[x] = k, obj, v, int32(i)
+			f.flags[x], f.opThread[x] = fl, th
+			x++
+		}
+		step := func(s schedule.Step) {
+			var fl uint8
+			if s.Relaxed {
+				fl |= fRelaxed
+			}
+			if s.Scope.CrossWorker() {
+				fl |= fCross
+			}
+			switch s.Kind {
+			case schedule.Wait:
+				emit(kWait, s.Object, s.Value, fl)
+			case schedule.Signal:
+				emit(kAdd, s.Object, s.Value, fl)
+			case schedule.Sync, schedule.Arrive:
+				key := [2]int32{th, s.Object}
+				gen[key]++
+				emit(kAdd, nc+s.Object, 1, fCross|fBarrier)
+				if s.Kind == schedule.Sync {
+					emit(kWait, nc+s.Object, gen[key]*uint64(p.Barriers[s.Object].Parties), fCross|fBarrier)
+				}
+			case schedule.Acquire:
+				semaphore = true
+				emit(kAcquire, s.Object, s.Value, fl&fCross)
+			case schedule.Release:
+				semaphore = true
+				emit(kRelease, s.Object, s.Value, fl&fCross)
+			case schedule.Fence:
+				emit(kFence, 0, 0, fl&fCross)
+			}
+		}
+		for _, s := range tk.Before {
+			step(s)
+		}
+		f.body[i] = x
+		emit(kBody, 0, 0, fCross)
+		for _, s := range tk.After {
+			step(s)
+		}
+	}
+	return semaphore
 }
 
 // Operation flags.
