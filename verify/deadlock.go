@@ -16,6 +16,7 @@ func (v *verifier) checkProgress() *engine {
 	f := v.f
 	e := newEngine(f, false)
 	e.record = true
+	e.trace = make([]int32, 0, len(f.kind))
 	e.reset()
 	e.run()
 	v.stats.Steps = len(f.kind)

@@ -59,20 +59,33 @@ func lowerForm(p *schedule.Program) *form {
 	}
 	f.start = make([]int32, nth+1)
 	count := make([]int32, len(p.Tasks)) // ops of each task
-	for i := range p.Tasks {
-		t := &p.Tasks[i]
-		n := int32(1 + len(t.Before) + len(t.After))
-		for _, s := range t.Before {
-			if s.Kind == schedule.Sync {
-				n++
+	countOps := func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			t := &p.Tasks[i]
+			n := int32(1 + len(t.Before) + len(t.After))
+			for _, s := range t.Before {
+				if s.Kind == schedule.Sync {
+					n++
+				}
 			}
-		}
-		for _, s := range t.After {
-			if s.Kind == schedule.Sync {
-				n++
+			for _, s := range t.After {
+				if s.Kind == schedule.Sync {
+					n++
+				}
 			}
+			count[i] = n
 		}
-		count[i] = n
+	}
+	if parallelLowering && len(p.Tasks) >= 1<<16 {
+		var wg sync.WaitGroup
+		half := len(p.Tasks) / 2
+		wg.Go(func() { countOps(0, half) })
+		countOps(half, len(p.Tasks))
+		wg.Wait()
+	} else {
+		countOps(0, len(p.Tasks))
+	}
+	for i, n := range count {
 		f.start[f.taskTh[i]+1] += n
 	}
 	for t := 1; t <= nth; t++ {
@@ -117,11 +130,24 @@ func lowerForm(p *schedule.Program) *form {
 	} else {
 		f.semaphore = f.lowerTasks(0, len(p.Tasks), first, map[[2]int32]uint64{})
 	}
-	// Release and acquire points, totals, and whether every edge synchronizes.
-	f.link = make([]int32, len(f.kind))
+	// What every object's adds sum to, for unsatisfiable waits.
 	f.total = append([]uint64(nil), f.init...)
+	for x, k := range f.kind {
+		if k == kAdd {
+			f.total[f.obj[x]] = satAdd(f.total[f.obj[x]], f.val[x])
+		}
+	}
+	return f
+}
+
+// linkPoints computes every add's release point and every wait's acquire
+// point, and whether every edge synchronizes. Only the ordering analyses
+// need them.
+func (f *form) linkPoints() {
+	p := f.p
+	f.link = make([]int32, len(f.kind))
 	f.syncing = p.Launch.Cooperative || p.Launch.Capacity() >= p.Launch.Workers
-	for t := 0; t < nth; t++ {
+	for t := 0; t < f.threads(); t++ {
 		lastFence := int32(-1)
 		for x := f.start[t]; x < f.start[t+1]; x++ {
 			f.link[x] = -1
@@ -131,8 +157,6 @@ func lowerForm(p *schedule.Program) *form {
 					lastFence = x
 				}
 			case kAdd:
-				o := f.obj[x]
-				f.total[o] = satAdd(f.total[o], f.val[x])
 				if f.is(x, fCross) {
 					if !f.is(x, fRelaxed) {
 						f.link[x] = x
@@ -166,7 +190,6 @@ func lowerForm(p *schedule.Program) *form {
 			}
 		}
 	}
-	return f
 }
 
 // parallelLowering lets large programs without barriers be lowered by two

@@ -90,6 +90,7 @@ func run(ctx context.Context, p *schedule.Program, cfg Config) (*Result, error) 
 		}
 	} else {
 		e := v.checkProgress()
+		v.f.linkPoints()
 		if err := v.checkRaces(ctx, e); err != nil {
 			return nil, err
 		}
