@@ -82,7 +82,7 @@ func (v *verifier) occupancy(stuckRun *engine, witness []schedule.Event) {
 			l.Workers, targetName(l.Target), l.Capacity(), l.SMs, l.PerSM, lo),
 		Tasks:   nil,
 		Related: capLines(waiting, "stuck: "),
-		Fix:     fmt.Sprintf("launch at most %d workers, or make the launch cooperative with capacity for all of them", l.Capacity()),
+		Fix:     fmt.Sprintf("keep at least %d workers co-resident (fewer blocks' resources per SM, or a cooperative launch on a target that holds them), or place producers on lower-numbered workers than their waiters", lo),
 		Witness: witness,
 	})
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/megaproof/megaproof/schedule"
 )
@@ -369,6 +370,49 @@ func sweep(e *engine, u int, qs []query, ask func(query, *engine)) {
 
 const maxFindingsPerCode = 16
 
+// unsyncFix names what would give happens-before between a's body and b's:
+// the relaxed or cta-scoped steps after a's body in its thread and before
+// b's body in its thread, or the worker start order of a limited launch.
+func (v *verifier) unsyncFix(a, b int32) string {
+	f := v.f
+	var fixes []string
+	seen := map[string]bool{}
+	note := func(s string) {
+		if !seen[s] {
+			seen[s] = true
+			fixes = append(fixes, s)
+		}
+	}
+	ta, tb := f.taskTh[a], f.taskTh[b]
+	for x := f.body[a] + 1; x < f.start[ta+1]; x++ {
+		if f.kind[x] != kAdd || f.is(x, fBarrier) {
+			continue
+		}
+		if !f.is(x, fCross) {
+			note(fmt.Sprintf("widen %s to gpu scope", v.describe(x)))
+		} else if f.link[x] < 0 {
+			note(fmt.Sprintf("make %s a release (or put a gpu fence before it)", v.describe(x)))
+		}
+	}
+	for x := f.start[tb]; x < f.body[b]; x++ {
+		if f.kind[x] != kWait || f.is(x, fBarrier) {
+			continue
+		}
+		if !f.is(x, fCross) {
+			note(fmt.Sprintf("widen %s to gpu scope", v.describe(x)))
+		} else if f.link[x] < 0 {
+			note(fmt.Sprintf("make %s an acquire (or put a gpu fence after it)", v.describe(x)))
+		}
+	}
+	if !f.syncing && !f.p.Launch.Cooperative && f.p.Launch.Capacity() < f.p.Launch.Workers {
+		note("do not rely on the order in which workers start: wait on a release signal, or launch cooperatively")
+	}
+	if len(fixes) == 0 {
+		return "use release signals and acquire waits at gpu scope on the path between them"
+	}
+	return strings.Join(fixes, "; ")
+}
+
 func (v *verifier) reportRaces(keys []uint64, exec *engine) {
 	f := v.f
 	p := f.p
@@ -416,7 +460,7 @@ func (v *verifier) reportRaces(keys []uint64, exec *engine) {
 			exec.record = false
 		} else {
 			fnd.Message = fmt.Sprintf("task %q always runs after %q, but nothing orders its memory accesses after %q's: the synchronization between them is relaxed, cta-scoped, or only the order in which workers start", tb.Name, ta.Name, ta.Name)
-			fnd.Fix = "use a release signal and an acquire wait at gpu scope (or add gpu fences after the relaxed wait and before the relaxed signal)"
+			fnd.Fix = v.unsyncFix(a, b)
 			fnd.Witness = f.events(unsynced[k])
 		}
 		v.add(fnd)
