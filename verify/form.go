@@ -1,6 +1,7 @@
 package verify
 
 import (
+	"fmt"
 	"sync"
 
 	"github.com/megaproof/megaproof/schedule"
@@ -138,6 +139,45 @@ func lowerForm(p *schedule.Program) *form {
 		}
 	}
 	return f
+}
+
+// check verifies the form's internal invariants: thread ranges are a
+// partition of the ops in order, every op names its thread and a valid
+// task, objects are in range, every body is where its task says, and
+// release/acquire points (when computed) stay in the op's own thread.
+func (f *form) check() error {
+	n := int32(len(f.kind))
+	if len(f.start) == 0 || f.start[0] != 0 || f.start[len(f.start)-1] != n {
+		return fmt.Errorf("verify: sanity: thread ranges do not cover the %d ops", n)
+	}
+	for t := 0; t < f.threads(); t++ {
+		if f.start[t] > f.start[t+1] {
+			return fmt.Errorf("verify: sanity: thread %d has a negative range", t)
+		}
+		for x := f.start[t]; x < f.start[t+1]; x++ {
+			if f.opThread[x] != int32(t) {
+				return fmt.Errorf("verify: sanity: op %d is in thread %d's range but names thread %d", x, t, f.opThread[x])
+			}
+			tk := f.task[x]
+			if tk < 0 || int(tk) >= len(f.p.Tasks) || f.taskTh[tk] != int32(t) {
+				return fmt.Errorf("verify: sanity: op %d names task %d of another thread", x, tk)
+			}
+			switch f.kind[x] {
+			case kWait, kAdd:
+				if f.obj[x] < 0 || int(f.obj[x]) >= len(f.init) {
+					return fmt.Errorf("verify: sanity: op %d names object %d of %d", x, f.obj[x], len(f.init))
+				}
+			case kBody:
+				if f.body[tk] != x {
+					return fmt.Errorf("verify: sanity: task %d's body is op %d, not %d", tk, f.body[tk], x)
+				}
+			}
+			if f.link != nil && f.link[x] >= 0 && (f.link[x] < f.start[t] || f.link[x] >= f.start[t+1]) {
+				return fmt.Errorf("verify: sanity: op %d links to op %d outside its thread", x, f.link[x])
+			}
+		}
+	}
+	return nil
 }
 
 // linkPoints computes every add's release point and every wait's acquire

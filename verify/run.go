@@ -100,6 +100,9 @@ func run(ctx context.Context, p *schedule.Program, cfg Config) (*Result, error) 
 	}
 	r := v.result()
 	if cfg.Sanity {
+		if err := v.f.check(); err != nil {
+			return nil, err
+		}
 		if err := sanity(p, r); err != nil {
 			return nil, err
 		}
