@@ -8,6 +8,14 @@
 // inconclusive), its [Finding]s and statistics, and honors a
 // context.Context. The zero [Config] checks everything.
 //
+// # Checks
+//
+// The analyses are declared as [Check] values — [Static], [Progress],
+// [Races], [Uninitialized] — each with its name, documentation, the codes
+// it reports and the checks it requires; [Checks] lists them in the order
+// Run performs them. [Config.Checks] selects some of them (with what they
+// require) and reports only their codes.
+//
 // # Semantics
 //
 // The definitions decided here are in docs/SEMANTICS.md of the module:

@@ -19,6 +19,8 @@ type verifier struct {
 	stats     Stats
 	undecided []string
 
+	run       *engine          // the greedy run under the launch's residency
+	explored  bool             // the explorer decided the execution-dependent checks
 	when      []int32          // per task: position of its body in the greedy run, or -1
 	pairs     map[uint64]int32 // task pair (lo<<32 | hi) -> index in slab
 	slab      []pairInfo
@@ -75,6 +77,10 @@ func (v *verifier) describe(x int32) string {
 }
 
 func run(ctx context.Context, p *schedule.Program, cfg Config) (*Result, error) {
+	checks, report, err := selected(cfg)
+	if err != nil {
+		return nil, err
+	}
 	if err := p.Validate(); err != nil {
 		return invalidResult(err), nil
 	}
@@ -83,21 +89,31 @@ func run(ctx context.Context, p *schedule.Program, cfg Config) (*Result, error) 
 	}
 	v := &verifier{f: lowerForm(p), cfg: cfg}
 	v.stats = Stats{Tasks: len(p.Tasks), Threads: v.f.threads(), Steps: len(v.f.kind), Engine: "greedy"}
-	v.checkStatic()
-	if v.f.semaphore {
-		if err := v.explore(ctx); err != nil {
-			return nil, err
+	for _, c := range checks {
+		switch {
+		case c == Static:
+		case v.f.semaphore:
+			// Semaphores break confluence: the explorer decides every
+			// execution-dependent check at once.
+			if !v.explored {
+				v.explored = true
+				if err := v.explore(ctx); err != nil {
+					return nil, err
+				}
+			}
+			continue
 		}
-	} else {
-		e := v.checkProgress()
-		v.f.linkPoints()
-		if err := v.checkRaces(ctx, e); err != nil {
-			return nil, err
-		}
-		if err := v.checkUninitialized(ctx, e); err != nil {
+		if err := c.run(v, ctx); err != nil {
 			return nil, err
 		}
 	}
+	kept := v.findings[:0]
+	for _, f := range v.findings {
+		if report[f.Code] {
+			kept = append(kept, f)
+		}
+	}
+	v.findings = kept
 	r := v.result()
 	if cfg.Sanity {
 		if err := v.f.check(); err != nil {

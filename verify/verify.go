@@ -14,6 +14,9 @@ type Config struct {
 	// Sanity checks internal invariants and replays every witness before
 	// returning; tests turn it on.
 	Sanity bool
+	// Checks selects the analyses to run (with the ones they require) and
+	// whose findings to report; nil means every check of Checks().
+	Checks []*Check
 }
 
 // DefaultMaxStates is the explorer's state budget when Config.MaxStates is 0.
