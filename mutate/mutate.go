@@ -3,7 +3,6 @@ package mutate
 import (
 	"errors"
 	"fmt"
-	"maps"
 	"math"
 	"slices"
 	"sync"
@@ -164,27 +163,7 @@ func Lookup(name string) (*Operator, bool) {
 
 // Clone returns a deep copy of p: no slice or map of the copy is shared
 // with p. Nil slices and maps stay nil.
-func Clone(p *schedule.Program) *schedule.Program {
-	if p == nil {
-		return nil
-	}
-	q := *p
-	q.Arenas = slices.Clone(p.Arenas)
-	q.Buffers = slices.Clone(p.Buffers)
-	q.Counters = slices.Clone(p.Counters)
-	q.Barriers = slices.Clone(p.Barriers)
-	q.Semaphores = slices.Clone(p.Semaphores)
-	q.Tasks = slices.Clone(p.Tasks)
-	for i := range q.Tasks {
-		t := &q.Tasks[i]
-		t.Params = maps.Clone(t.Params)
-		t.Before = slices.Clone(t.Before)
-		t.Reads = slices.Clone(t.Reads)
-		t.Writes = slices.Clone(t.Writes)
-		t.After = slices.Clone(t.After)
-	}
-	return &q
-}
+func Clone(p *schedule.Program) *schedule.Program { return p.Clone() }
 
 // rng is a splitmix64 generator: tiny, deterministic and portable.
 type rng struct{ s uint64 }

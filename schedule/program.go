@@ -1,6 +1,10 @@
 package schedule
 
-import "fmt"
+import (
+	"fmt"
+	"maps"
+	"slices"
+)
 
 // Format is the version tag of the JSON form this package reads and writes.
 const Format = "megaproof/v1"
@@ -211,3 +215,27 @@ type Task struct {
 
 // Pinned reports whether the task runs in a worker's static queue.
 func (t *Task) Pinned() bool { return t.Worker != Dynamic }
+
+// Clone returns a deep copy of p: editing the copy's lists, steps,
+// accesses or params leaves p alone. Clone of nil is nil.
+func (p *Program) Clone() *Program {
+	if p == nil {
+		return nil
+	}
+	q := *p
+	q.Arenas = slices.Clone(p.Arenas)
+	q.Buffers = slices.Clone(p.Buffers)
+	q.Counters = slices.Clone(p.Counters)
+	q.Barriers = slices.Clone(p.Barriers)
+	q.Semaphores = slices.Clone(p.Semaphores)
+	q.Tasks = slices.Clone(p.Tasks)
+	for i := range q.Tasks {
+		t := &q.Tasks[i]
+		t.Params = maps.Clone(t.Params)
+		t.Before = slices.Clone(t.Before)
+		t.Reads = slices.Clone(t.Reads)
+		t.Writes = slices.Clone(t.Writes)
+		t.After = slices.Clone(t.After)
+	}
+	return &q
+}

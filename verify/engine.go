@@ -222,8 +222,11 @@ func (e *engine) add(o int32, v uint64) {
 	e.heaps[o] = h
 }
 
-func (e *engine) push(o int32, w waitEntry) {
-	h := append(e.heaps[o], w)
+func (e *engine) push(o int32, w waitEntry) { e.heaps[o] = pushHeap(e.heaps[o], w) }
+
+// pushHeap adds w to a min-heap of waiters keyed by threshold.
+func pushHeap(h []waitEntry, w waitEntry) []waitEntry {
+	h = append(h, w)
 	i := len(h) - 1
 	for i > 0 {
 		p := (i - 1) / 2
@@ -233,7 +236,7 @@ func (e *engine) push(o int32, w waitEntry) {
 		h[p], h[i] = h[i], h[p]
 		i = p
 	}
-	e.heaps[o] = h
+	return h
 }
 
 func popHeap(h []waitEntry) []waitEntry {

@@ -265,16 +265,4 @@ func (g *game) runClean(isTarget []bool, clean func(int32, []int32) bool) bool {
 	return true
 }
 
-func (g *game) pushWait(o int32, w waitEntry) {
-	h := append(g.heaps[o], w)
-	i := len(h) - 1
-	for i > 0 {
-		p := (i - 1) / 2
-		if h[p].need <= h[i].need {
-			break
-		}
-		h[p], h[i] = h[i], h[p]
-		i = p
-	}
-	g.heaps[o] = h
-}
+func (g *game) pushWait(o int32, w waitEntry) { g.heaps[o] = pushHeap(g.heaps[o], w) }

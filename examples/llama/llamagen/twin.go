@@ -72,7 +72,7 @@ func (f Fault) Codes() []string {
 // Twin returns a copy of p, a program made by [Generate], with fault f
 // applied. p is not modified.
 func Twin(p *schedule.Program, f Fault) (*schedule.Program, error) {
-	q := clone(p)
+	q := p.Clone()
 	mid := -1
 	for _, t := range q.Tasks {
 		if v, ok := t.Params["layer"]; ok && int(v) > mid {
@@ -165,24 +165,4 @@ func Twin(p *schedule.Program, f Fault) (*schedule.Program, error) {
 		return nil, fmt.Errorf("llamagen: unknown fault %d", f)
 	}
 	return q, q.Validate()
-}
-
-// clone copies p deeply enough that editing steps, accesses and the launch
-// of the copy leaves p alone.
-func clone(p *schedule.Program) *schedule.Program {
-	q := *p
-	q.Arenas = slices.Clone(p.Arenas)
-	q.Buffers = slices.Clone(p.Buffers)
-	q.Counters = slices.Clone(p.Counters)
-	q.Barriers = slices.Clone(p.Barriers)
-	q.Semaphores = slices.Clone(p.Semaphores)
-	q.Tasks = slices.Clone(p.Tasks)
-	for i := range q.Tasks {
-		t := &q.Tasks[i]
-		t.Before = slices.Clone(t.Before)
-		t.After = slices.Clone(t.After)
-		t.Reads = slices.Clone(t.Reads)
-		t.Writes = slices.Clone(t.Writes)
-	}
-	return &q
 }
