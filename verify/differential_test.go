@@ -202,3 +202,45 @@ func TestDifferentialMedium(t *testing.T) {
 		}
 	}
 }
+
+// The conflict sweep (byte ranges, or row and column ranges of tiles) finds
+// exactly the task pairs schedule.Conflict finds byte by byte.
+func TestConflictSweep(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		p := progen.Program(progen.Medium()).Draw(rt, "program")
+		v := &verifier{f: lowerForm(p)}
+		got := v.conflicts(func(int32) bool { return true })
+		for a := range p.Tasks {
+			for b := a + 1; b < len(p.Tasks); b++ {
+				_, found := got[uint64(a)<<32|uint64(b)]
+				want := v.f.taskTh[a] != v.f.taskTh[b] && schedule.Conflict(p, a, b)
+				if found != want {
+					rt.Fatalf("tasks %d and %d: sweep %v, byte-exact %v", a, b, found, want)
+				}
+			}
+		}
+	})
+}
+
+// Tiles of a row-major matrix: column slices never conflict, a row-spanning
+// byte range meets exactly the tiles it crosses.
+func TestConflictTiles(t *testing.T) {
+	b := schedule.NewBuilder("tiles", launch(4))
+	m := b.Buffer("m", schedule.KindScratch, 8*100)
+	b.Task("a").On(0).WriteTile(m, 0, 40, 8, 100)  // columns [0,40) of rows 0..7
+	b.Task("b").On(1).WriteTile(m, 40, 60, 8, 100) // columns [40,100)
+	b.Task("c").On(2).Read(m, 350, 100)            // row 3 from column 50 to row 4 column 50
+	b.Task("d").On(3).Read(m, 720, 10)             // row 7, columns [20,30)
+	p := mustBuild(b)
+	v := &verifier{f: lowerForm(p)}
+	got := v.conflicts(func(int32) bool { return true })
+	for _, c := range []struct {
+		a, b int
+		want bool
+	}{{0, 1, false}, {0, 2, true}, {1, 2, true}, {0, 3, true}, {1, 3, false}, {2, 3, false}} {
+		_, found := got[uint64(c.a)<<32|uint64(c.b)]
+		if found != c.want || found != schedule.Conflict(p, c.a, c.b) {
+			t.Errorf("tasks %d,%d: sweep %v, want %v", c.a, c.b, found, c.want)
+		}
+	}
+}

@@ -20,11 +20,14 @@ const (
 	hbUnsynced = 3 // the earlier must execute first, but some execution has no HB
 )
 
+// span is an item of the conflict sweep: rows [rlo, rhi) and, within each,
+// columns [lo, hi) of an arena's grid (plain byte ranges are row 0).
 type span struct {
-	key    int64 // arena index, or -1-buffer for a buffer without arena
-	lo, hi int64
-	task   int32
-	write  bool
+	key      int64 // arena index, or -1-buffer for a buffer without arena
+	lo, hi   int64
+	rlo, rhi int64
+	task     int32
+	write    bool
 }
 
 type pairInfo struct {
@@ -51,35 +54,87 @@ func (v *verifier) conflicts(ran func(task int32) bool) map[uint64]int32 {
 			written[arena] = true
 		}
 	}
-	var spans []span
-	for i := range p.Tasks {
-		if !ran(int32(i)) {
-			continue
+	// Each arena is swept as a grid of rows of `stride` bytes when all its
+	// 2-D accesses share that stride and stay within their rows: a 2-D tile
+	// is then one item (a row range and a column range) instead of one span
+	// per row, and two items overlap exactly when both ranges do. Other
+	// arenas are swept as plain byte ranges (one row of infinite width).
+	dense := func(arena int32) int {
+		if arena >= 0 {
+			return int(arena)
 		}
-		t := &p.Tasks[i]
-		for k, list := range [][]schedule.Access{t.Reads, t.Writes} {
-			for _, a := range list {
-				v.stats.Accesses++
-				if arena, _, _ := schedule.ArenaSpan(p, a.Buffer, 0, 0); !written[arena] {
-					continue
-				}
-				for lo, hi := range a.Spans() {
-					arena, alo, ahi := schedule.ArenaSpan(p, a.Buffer, lo, hi)
-					spans = append(spans, span{int64(arena), alo, ahi, int32(i), k == 1})
+		return len(p.Arenas) + int(-1-arena)
+	}
+	stride := make([]int64, len(p.Arenas)+len(p.Buffers)) // 0 unknown, -1 plain
+	eachAccess := func(fn func(task int, write bool, a schedule.Access, arena int32, base int64)) {
+		for i := range p.Tasks {
+			if !ran(int32(i)) {
+				continue
+			}
+			t := &p.Tasks[i]
+			for k, list := range [][]schedule.Access{t.Reads, t.Writes} {
+				for _, a := range list {
+					arena, base, _ := schedule.ArenaSpan(p, a.Buffer, 0, 0)
+					if !written[arena] {
+						continue
+					}
+					fn(i, k == 1, a, arena, base)
 				}
 			}
 		}
 	}
-	// Group by arena with a counting sort, then sort each group by offset.
-	dense := func(k int64) int {
-		if k >= 0 {
-			return int(k)
+	eachAccess(func(_ int, _ bool, a schedule.Access, arena int32, base int64) {
+		d := dense(arena)
+		abs := base + a.Offset
+		switch {
+		case stride[d] < 0:
+		case abs < 0:
+			stride[d] = -1
+		case a.Rows > 1:
+			S := int64(a.Stride)
+			if stride[d] != 0 && stride[d] != S || abs%S+int64(a.Length) > S {
+				stride[d] = -1
+			} else {
+				stride[d] = S
+			}
 		}
-		return len(p.Arenas) + int(-1-k)
-	}
+	})
+	var spans []span
+	eachAccess(func(task int, write bool, a schedule.Access, arena int32, base int64) {
+		v.stats.Accesses++
+		S := stride[dense(arena)]
+		item := func(rlo, rhi, lo, hi int64) {
+			spans = append(spans, span{key: int64(arena), rlo: rlo, rhi: rhi, lo: lo, hi: hi, task: int32(task), write: write})
+		}
+		if S <= 0 {
+			for lo, hi := range a.Spans() {
+				item(0, 1, base+lo, base+hi)
+			}
+			return
+		}
+		abs := base + a.Offset
+		if a.Rows > 1 {
+			item(abs/S, abs/S+int64(a.Rows), abs%S, abs%S+int64(a.Length))
+			return
+		}
+		// A byte range: its first partial row, its full rows, its last
+		// partial row.
+		lo, hi := abs, abs+int64(a.Length)
+		r0, r1 := lo/S, (hi-1)/S
+		if r0 == r1 {
+			item(r0, r0+1, lo%S, (hi-1)%S+1)
+			return
+		}
+		item(r0, r0+1, lo%S, S)
+		if r1 > r0+1 {
+			item(r0+1, r1, 0, S)
+		}
+		item(r1, r1+1, 0, (hi-1)%S+1)
+	})
+	// Group by arena with a counting sort, then sort each group by offset.
 	start := make([]int, len(p.Arenas)+len(p.Buffers)+1)
 	for _, sp := range spans {
-		start[dense(sp.key)+1]++
+		start[dense(int32(sp.key))+1]++
 	}
 	for i := 1; i < len(start); i++ {
 		start[i] += start[i-1]
@@ -87,7 +142,7 @@ func (v *verifier) conflicts(ran func(task int32) bool) map[uint64]int32 {
 	grouped := make([]span, len(spans))
 	fill := append([]int(nil), start...)
 	for _, sp := range spans {
-		d := dense(sp.key)
+		d := dense(int32(sp.key))
 		grouped[fill[d]] = sp
 		fill[d]++
 	}
@@ -133,7 +188,9 @@ func (v *verifier) conflicts(ran func(task int32) bool) map[uint64]int32 {
 				continue
 			}
 			keep = append(keep, j)
-			note(o, s)
+			if o.rlo < s.rhi && s.rlo < o.rhi {
+				note(o, s)
+			}
 		}
 		return keep
 	}
@@ -531,9 +588,24 @@ func (v *verifier) checkUninitialized(ctx context.Context, run *engine) error {
 				if found {
 					break
 				}
-				// Elementary segments of [lo, hi) by the writers covering them.
 				ws := writes[a.Buffer]
 				from, _ := slices.BinarySearchFunc(ws, lo-longest[a.Buffer], func(w wspan, x int64) int { return cmp64(w.lo, x) })
+				// Fast path: writers ordered before the read cover it.
+				reach := lo
+				for _, w := range ws[from:] {
+					if w.lo > reach {
+						break
+					}
+					if w.hi > reach && w.task != int32(r) && hbMust(w.task, int32(r)) {
+						if reach = w.hi; reach >= hi {
+							break
+						}
+					}
+				}
+				if reach >= hi {
+					continue
+				}
+				// Elementary segments of [lo, hi) by the writers covering them.
 				var cover []wspan
 				for _, w := range ws[from:] {
 					if w.lo >= hi {
