@@ -51,9 +51,12 @@
 // Residency: for a non-cooperative launch with more workers than capacity,
 // the main exploration applies residency (workers start in index order as
 // resident ones finish), and a second exploration without clocks and with
-// every worker resident decides deadlock. A deadlock there gets a
-// deadlock.* code; a stuck state that only residency reaches is occupancy.
-// A cooperative launch beyond capacity is a static occupancy finding.
+// every worker resident classifies its stuck states: a deadlock reachable
+// under residency gets a deadlock.* code when one is also reachable with
+// every worker resident, and is occupancy otherwise; a deadlock that only
+// the all-resident launch reaches cannot happen and is not reported. The
+// trace is always one that respects residency. A cooperative launch beyond
+// capacity is a static occupancy finding.
 //
 // # Partial-order reduction
 //
@@ -102,12 +105,8 @@
 //
 // # Guarantees and limits
 //
-// Every finding is real and carries a replayable trace, except that a
-// deadlock.* finding of a non-cooperative launch beyond capacity whose
-// deadlock needs every worker resident gets a trace Replay may refuse
-// when no stuck state is reachable under residency (docs/SEMANTICS.md
-// judges deadlock with every worker resident while Replay applies
-// residency). With Result.Complete every finding of docs/SEMANTICS.md is
+// Every finding is real and every non-static one carries a trace that
+// schedule.CheckWitness accepts. With Result.Complete every finding of docs/SEMANTICS.md is
 // reported: one per racing pair, one per reader, one per overflowing
 // counter, one per deadlock code. States are bounded by Config.MaxStates
 // over all explorations; when the bound or ctx ends first, Complete is

@@ -49,24 +49,9 @@ func checkWitnesses(t testing.TB, p *schedule.Program, r *Result) {
 	}
 }
 
-// witness confirms a finding through schedule.CheckWitness. The one
-// exception is documented in doc.go: a deadlock of a non-cooperative launch
-// beyond capacity that needs every worker resident, which Replay (applying
-// residency) cannot reach; its witness must then replay with every worker
-// resident, and no stuck state may be reachable under residency (else the
-// explorer would have given that trace).
+// witness confirms a finding through schedule.CheckWitness.
 func witness(p *schedule.Program, f Finding) error {
-	err := schedule.CheckWitness(p, f.Code, f.Tasks, f.Trace)
-	limited := !p.Launch.Cooperative && p.Launch.Workers > p.Launch.Capacity()
-	if err == nil || !limited || !strings.HasPrefix(f.Code, "deadlock.") {
-		return err
-	}
-	q := *p
-	q.Launch.Cooperative = true
-	if err2 := schedule.CheckWitness(&q, f.Code, f.Tasks, f.Trace); err2 != nil {
-		return fmt.Errorf("%v; with every worker resident: %v", err, err2)
-	}
-	return nil
+	return schedule.CheckWitness(p, f.Code, f.Tasks, f.Trace)
 }
 
 func codes(r *Result) []string {
