@@ -31,6 +31,7 @@ type span struct {
 }
 
 type pairInfo struct {
+	key    uint64 // lo task << 32 | hi task
 	conf   uint8
 	result uint8
 	first  int32 // the task whose body ran first in the greedy run
@@ -39,7 +40,7 @@ type pairInfo struct {
 // conflicts enumerates pairs of tasks on different threads whose accesses
 // overlap in arena bytes with at least one write, by a sweep over spans
 // sorted by offset in each arena.
-func (v *verifier) conflicts(ran func(task int32) bool) map[uint64]int32 {
+func (v *verifier) conflicts(ran func(task int32) bool) {
 	f := v.f
 	p := f.p
 	// Arenas (or buffers without one) that some task writes: only their
@@ -151,7 +152,9 @@ func (v *verifier) conflicts(ran func(task int32) bool) map[uint64]int32 {
 		part := spans[start[g]:start[g+1]]
 		slices.SortFunc(part, func(a, b span) int { return cmp64(a.lo, b.lo) })
 	}
-	pairs := map[uint64]int32{}
+	// Overlaps are noted as they are found, then sorted and merged into one
+	// record per task pair.
+	var notes []pairInfo
 	note := func(o, s span) {
 		if f.taskTh[o.task] == f.taskTh[s.task] {
 			return
@@ -160,22 +163,16 @@ func (v *verifier) conflicts(ran func(task int32) bool) map[uint64]int32 {
 		if lo.task > hi.task {
 			lo, hi = hi, lo
 		}
-		key := uint64(lo.task)<<32 | uint64(hi.task)
-		idx, ok := pairs[key]
-		if !ok {
-			idx = int32(len(v.slab))
-			v.slab = append(v.slab, pairInfo{})
-			pairs[key] = idx
-		}
-		pi := &v.slab[idx]
+		var conf uint8
 		switch {
 		case lo.write && hi.write:
-			pi.conf |= confWAW
+			conf = confWAW
 		case lo.write:
-			pi.conf |= confLoW
+			conf = confLoW
 		default:
-			pi.conf |= confHiW
+			conf = confHiW
 		}
+		notes = append(notes, pairInfo{key: uint64(lo.task)<<32 | uint64(hi.task), conf: conf})
 	}
 	// Spans still open at the sweep position, writes and reads apart: reads
 	// only meet writes. Expired spans are dropped while scanning.
@@ -203,7 +200,32 @@ func (v *verifier) conflicts(ran func(task int32) bool) map[uint64]int32 {
 			reads = append(reads, i)
 		}
 	}
-	return pairs
+	slices.SortFunc(notes, func(a, b pairInfo) int { return cmpU64(a.key, b.key) })
+	v.slab = v.slab[:0]
+	for _, n := range notes {
+		if k := len(v.slab); k > 0 && v.slab[k-1].key == n.key {
+			v.slab[k-1].conf |= n.conf
+			continue
+		}
+		v.slab = append(v.slab, n)
+	}
+	// Each task's pairs, for lookups by task.
+	v.adjStart = make([]int32, len(p.Tasks)+1)
+	for _, pi := range v.slab {
+		v.adjStart[pi.key>>32+1]++
+		v.adjStart[pi.key&0xffffffff+1]++
+	}
+	for i := 1; i < len(v.adjStart); i++ {
+		v.adjStart[i] += v.adjStart[i-1]
+	}
+	v.adj = make([]int32, v.adjStart[len(p.Tasks)])
+	next := append([]int32(nil), v.adjStart[:len(p.Tasks)]...)
+	for i, pi := range v.slab {
+		for _, t := range [2]uint64{pi.key >> 32, pi.key & 0xffffffff} {
+			v.adj[next[t]] = int32(i)
+			next[t]++
+		}
+	}
 }
 
 func cmp64(a, b int64) int {
@@ -218,8 +240,15 @@ func cmp64(a, b int64) int {
 
 // pair returns the conflict record of a task pair key, or nil.
 func (v *verifier) pair(k uint64) *pairInfo {
-	if i, ok := v.pairs[k]; ok {
-		return &v.slab[i]
+	lo, hi := k>>32, k&0xffffffff
+	list := v.adj[v.adjStart[lo]:v.adjStart[lo+1]]
+	if other := v.adj[v.adjStart[hi]:v.adjStart[hi+1]]; len(other) < len(list) {
+		list = other
+	}
+	for _, i := range list {
+		if v.slab[i].key == k {
+			return &v.slab[i]
+		}
 	}
 	return nil
 }
@@ -246,17 +275,15 @@ func (v *verifier) checkRaces(ctx context.Context, run *engine) error {
 		}
 	}
 	v.when = when
-	v.pairs = v.conflicts(func(t int32) bool { return when[t] >= 0 })
-	v.stats.Pairs = len(v.pairs)
-	keys := make([]uint64, 0, len(v.pairs))
-	for k := range v.pairs {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
+	v.conflicts(func(t int32) bool { return when[t] >= 0 })
+	v.stats.Pairs = len(v.slab)
 	// One query per pair, from the body that ran first in the greedy run.
-	all := make([]query, 0, len(keys))
-	for _, k := range keys {
-		pi := v.pair(k)
+	all := make([]query, 0, len(v.slab))
+	keys := make([]uint64, len(v.slab))
+	for i := range v.slab {
+		pi := &v.slab[i]
+		k := pi.key
+		keys[i] = k
 		a, b := int32(k>>32), int32(k&0xffffffff)
 		if when[b] < when[a] {
 			a, b = b, a

@@ -19,11 +19,12 @@ type verifier struct {
 	stats     Stats
 	undecided []string
 
-	run       *engine          // the greedy run under the launch's residency
-	explored  bool             // the explorer decided the execution-dependent checks
-	when      []int32          // per task: position of its body in the greedy run, or -1
-	pairs     map[uint64]int32 // task pair (lo<<32 | hi) -> index in slab
-	slab      []pairInfo
+	run       *engine    // the greedy run under the launch's residency
+	explored  bool       // the explorer decided the execution-dependent checks
+	when      []int32    // per task: position of its body in the greedy run, or -1
+	slab      []pairInfo // conflicting task pairs, by key
+	adjStart  []int32    // per task: its pairs are slab[adj[adjStart[t]:adjStart[t+1]]]
+	adj       []int32
 	unsynced  []unsyncedPair
 	truncated []string
 }
