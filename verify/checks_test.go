@@ -61,3 +61,50 @@ func TestSelectedChecks(t *testing.T) {
 		t.Error("an unknown check was accepted")
 	}
 }
+
+// Proof clocks join a partial wait whose earlier adds are each necessary
+// when every later add on its counter waits for the threshold first (an
+// epoch counter shared by two phases), and only then.
+func TestPrefixJoin(t *testing.T) {
+	build := func(secondPhaseWaits bool) *schedule.Program {
+		b := schedule.NewBuilder("epoch", launch(3))
+		c := b.Counter("c")
+		x := b.Buffer("x", schedule.KindState, 8)
+		b.Task("p1").On(0).Write(x, 0, 4).Signal(c, 1)
+		b.Task("p2").On(1).Write(x, 4, 4).Signal(c, 1)
+		b.Task("r").On(2).Wait(c, 2).Read(x, 0, 8)
+		q := b.Task("q").On(0)
+		if secondPhaseWaits {
+			q.Wait(c, 2)
+		}
+		q.Signal(c, 1)
+		return mustBuild(b)
+	}
+	for _, c := range []struct {
+		later bool
+		want  bool
+	}{{true, true}, {false, false}} {
+		p := build(c.later)
+		v := &verifier{f: lowerForm(p)}
+		e := v.checkProgress()
+		v.f.linkPoints()
+		v.conflicts(func(int32) bool { return true })
+		var qs []query
+		for _, pi := range v.slab {
+			a, b := int32(pi.key>>32), int32(pi.key&0xffffffff)
+			if p.Tasks[b].Name == "r" {
+				qs = append(qs, query{at: v.f.body[a], late: b, key: pi.key})
+			}
+		}
+		proven := make([]bool, len(qs))
+		proveOrdered(v.f, e.trace, false, qs, proven)
+		for i, ok := range proven {
+			if ok != c.want {
+				t.Errorf("later add waits first: %v; pair %x proven %v, want %v", c.later, qs[i].key, ok, c.want)
+			}
+		}
+		if len(qs) != 2 {
+			t.Fatalf("%d pairs with the reader, want 2", len(qs))
+		}
+	}
+}

@@ -1,5 +1,7 @@
 package verify
 
+import "slices"
+
 // Proof clocks: one pass over the greedy run in its order computes, for
 // every operation, how long a prefix of each thread must precede it in a
 // relaxed system where only some waits wait:
@@ -24,9 +26,6 @@ const maxClockThreads = 1024
 // the program has too many threads for clocks.
 func proveOrdered(f *form, trace []int32, hb bool, qs []query, proven []bool) bool {
 	T := f.threads()
-	if T > maxClockThreads {
-		return false
-	}
 	// Queries by the later task, as a CSR list.
 	first := make([]int32, len(f.p.Tasks)+1)
 	for _, q := range qs {
@@ -41,6 +40,70 @@ func proveOrdered(f *form, trace []int32, hb bool, qs []query, proven []bool) bo
 		byLate[fill[q.late]] = int32(i)
 		fill[q.late]++
 	}
+	// A partial wait also joins when its threshold can only first be
+	// crossed by a set of adds that are each necessary. An add that comes
+	// after a wait of its own thread on the same counter with threshold ≥ t
+	// runs only once the value has reached t, so the first crossing of t is
+	// made by adds whose thread waited for less (their "level" is below t);
+	// if removing any one of those leaves too little, every one of them runs
+	// before the first crossing, in every execution. (Epoch counters shared
+	// across layers are the common case.)
+	level := make([]uint64, len(f.kind)) // per add: highest threshold its thread waited for on the object before it
+	{
+		last := make([]uint64, len(f.init))
+		var touched []int32
+		for t := 0; t < T; t++ {
+			for x := f.start[t]; x < f.start[t+1]; x++ {
+				o := f.obj[x]
+				switch f.kind[x] {
+				case kWait:
+					if !f.is(x, fBarrier) && f.val[x] > last[o] {
+						if last[o] == 0 {
+							touched = append(touched, o)
+						}
+						last[o] = f.val[x]
+					}
+				case kAdd:
+					level[x] = last[o]
+				}
+			}
+			for _, o := range touched {
+				last[o] = 0
+			}
+			touched = touched[:0]
+		}
+	}
+	// Per counter: its adds' levels in order, with prefix sums and minima of
+	// the amounts.
+	type lvlAdd struct{ lvl, amt uint64 }
+	byObj := make([][]lvlAdd, f.nc)
+	for x, k := range f.kind {
+		if k == kAdd && !f.is(int32(x), fBarrier) {
+			byObj[f.obj[x]] = append(byObj[f.obj[x]], lvlAdd{level[x], f.val[x]})
+		}
+	}
+	prefixSum := make([][]uint64, f.nc)
+	prefixMin := make([][]uint64, f.nc)
+	for o, l := range byObj {
+		slices.SortFunc(l, func(a, b lvlAdd) int { return cmpU64(a.lvl, b.lvl) })
+		ps, pm := make([]uint64, len(l)+1), make([]uint64, len(l)+1)
+		ps[0], pm[0] = f.init[o], ^uint64(0)
+		for i, e := range l {
+			ps[i+1], pm[i+1] = satAdd(ps[i], e.amt), min(pm[i], e.amt)
+		}
+		prefixSum[o], prefixMin[o] = ps, pm
+	}
+	// crossing returns, for a partial wait, how many adds make its first
+	// crossing (0 if they are not each necessary).
+	crossing := func(x int32) int {
+		o := f.obj[x]
+		l := byObj[o]
+		n, _ := slices.BinarySearchFunc(l, f.val[x], func(e lvlAdd, t uint64) int { return cmpU64(e.lvl, t) })
+		if n == 0 || prefixSum[o][n] < f.val[x] || prefixSum[o][n]-prefixMin[o][n] >= f.val[x] {
+			return 0
+		}
+		return n
+	}
 	// Which waits join: all-joins of counters, awaits of well-formed barriers.
 	wellFormed := wellFormedBarriers(f)
 	joins := func(x int32) bool {
@@ -53,12 +116,56 @@ func proveOrdered(f *form, trace []int32, hb bool, qs []query, proven []bool) bo
 		}
 		return f.val[x] == f.total[o]
 	}
-	cur := make([][]int32, T)
-	for t := range cur {
-		cur[t] = make([]int32, T)
+	// Only counters that some wait can prefix-join keep per-level joins.
+	leveled := make([]bool, f.nc)
+	for x, k := range f.kind {
+		if k == kWait && !f.is(int32(x), fBarrier) && f.val[x] != f.total[f.obj[x]] && crossing(int32(x)) > 0 {
+			leveled[f.obj[x]] = true
+		}
 	}
-	// Join of the adds on each object; for barriers, per generation.
+	// Clock components are chains: each static worker is one; dynamic
+	// threads are appended to a chain whose ops so far are all proven to
+	// precede the new thread's first op (else they start a new chain). A
+	// component then counts a prefix of its chain, as prefixes of threads
+	// did. Too many chains, and the pass gives up.
+	K := f.workers + min(maxDynamicChains, T-f.workers)
+	if f.workers > maxClockThreads {
+		return false
+	}
+	chainOf := make([]int32, T)
+	base := make([]int32, T) // chain position of the thread's first op
+	chainLen := make([]int32, 0, K)
+	var freeChains []int32 // dynamic chains whose last thread has finished
+	for t := 0; t < f.workers; t++ {
+		chainOf[t] = int32(t)
+		chainLen = append(chainLen, f.start[t+1]-f.start[t])
+	}
+	for t := f.workers; t < T; t++ {
+		chainOf[t] = -1
+	}
+	cur := make([][]int32, T)
+	for t := 0; t < f.workers; t++ {
+		cur[t] = make([]int32, K)
+	}
+	var pool [][]int32
+	// Join of the adds on each object; for barriers, per generation; for
+	// counters, also per level of the adds, with how many have run.
 	joinOf := make([][]int32, len(f.init))
+	type bucket struct {
+		lvl uint64
+		ran int
+		vec []int32
+	}
+	buckets := make([][]bucket, f.nc)
+	bucketOf := func(o int32, lvl uint64) *bucket {
+		bs := buckets[o]
+		i, found := slices.BinarySearchFunc(bs, lvl, func(b bucket, l uint64) int { return cmpU64(b.lvl, l) })
+		if !found {
+			bs = slices.Insert(bs, i, bucket{lvl: lvl, vec: make([]int32, K)})
+			buckets[o] = bs
+		}
+		return &buckets[o][i]
+	}
 	barGen := make([][][]int32, f.nb) // barrier -> generation -> join
 	genOf := make([]int32, len(f.kind))
 	if f.nb > 0 {
@@ -78,9 +185,19 @@ func proveOrdered(f *form, trace []int32, hb bool, qs []query, proven []bool) bo
 			}
 		}
 	}
+	pos := func(t, x int32) int32 { return base[t] + x - f.start[t] + 1 } // chain prefix through x
 	for _, x := range trace {
 		t := f.opThread[x]
 		c := cur[t]
+		if c == nil { // a dynamic thread's first op
+			if n := len(pool); n > 0 {
+				c, pool = pool[n-1], pool[:n-1]
+				clear(c)
+			} else {
+				c = make([]int32, K)
+			}
+			cur[t] = c
+		}
 		switch f.kind[x] {
 		case kWait:
 			if !joins(x) {
@@ -98,16 +215,65 @@ func proveOrdered(f *form, trace []int32, hb bool, qs []query, proven []bool) bo
 			} else if joinOf[o] != nil {
 				join(c, joinOf[o])
 			}
+		}
+		if f.kind[x] == kWait && !f.is(x, fBarrier) && leveled[f.obj[x]] && (!hb || f.link[x] == x) && f.val[x] != f.total[f.obj[x]] {
+			if n := crossing(x); n > 0 {
+				o := f.obj[x]
+				ran := 0
+				for i := range buckets[o] {
+					if buckets[o][i].lvl < f.val[x] {
+						ran += buckets[o][i].ran
+					}
+				}
+				if ran == n { // every add of the crossing ran before x, as it must
+					for i := range buckets[o] {
+						if buckets[o][i].lvl < f.val[x] {
+							join(c, buckets[o][i].vec)
+						}
+					}
+				}
+			}
+		}
+		if chainOf[t] < 0 && (f.kind[x] == kAdd || f.kind[x] == kBody || x == f.start[t+1]-1) {
+			// Place the dynamic thread, once its leading waits have joined
+			// what precedes them (clocks only learn of a thread through its
+			// adds, which come no earlier): after a chain wholly before it.
+			k := int32(-1)
+			for i, ch := range freeChains {
+				if c[ch] >= chainLen[ch] {
+					k = ch
+					freeChains = append(freeChains[:i], freeChains[i+1:]...)
+					break
+				}
+			}
+			if k < 0 {
+				if len(chainLen) == K {
+					return false
+				}
+				k = int32(len(chainLen))
+				chainLen = append(chainLen, 0)
+			}
+			chainOf[t], base[t] = k, chainLen[k]
+			chainLen[k] += f.start[t+1] - f.start[t]
+		}
+		ch := chainOf[t]
+		if ch < 0 {
+			continue // a leading wait or fence of an unplaced dynamic thread
+		}
+		switch f.kind[x] {
 		case kAdd:
+			if !f.is(x, fBarrier) && leveled[f.obj[x]] {
+				bucketOf(f.obj[x], level[x]).ran++
+			}
 			if hb && f.link[x] < 0 {
 				break
 			}
-			c[t] = x - f.start[t] + 1
+			c[ch] = pos(t, x)
 			src := c
 			if hb && f.link[x] != x {
 				// A relaxed add releases what precedes its fence.
 				src = append([]int32(nil), c...)
-				src[t] = f.link[x] - f.start[t] + 1
+				src[ch] = pos(t, f.link[x])
 			}
 			o := f.obj[x]
 			if f.is(x, fBarrier) {
@@ -117,30 +283,42 @@ func proveOrdered(f *form, trace []int32, hb bool, qs []query, proven []bool) bo
 					barGen[b] = append(barGen[b], nil)
 				}
 				if barGen[b][g] == nil {
-					barGen[b][g] = make([]int32, T)
+					barGen[b][g] = make([]int32, K)
 				}
 				join(barGen[b][g], src)
 			} else {
 				if joinOf[o] == nil {
-					joinOf[o] = make([]int32, T)
+					joinOf[o] = make([]int32, K)
 				}
 				join(joinOf[o], src)
+				if leveled[o] {
+					join(bucketOf(o, level[x]).vec, src)
+				}
 			}
 		case kBody:
 			tk := f.task[x]
 			for _, i := range byLate[first[tk]:first[tk+1]] {
 				q := qs[i]
-				ea := f.body[f.task[q.at]]
-				ta := f.opThread[ea]
-				if c[ta] > ea-f.start[ta] {
+				ta := f.opThread[q.at]
+				if ca := chainOf[ta]; ca >= 0 && c[ca] > pos(ta, q.at)-1 {
 					proven[i] = true
 				}
 			}
 		}
-		c[t] = x - f.start[t] + 1
+		c[ch] = pos(t, x)
+		if int(t) >= f.workers && x == f.start[t+1]-1 {
+			// The thread is done: its chain may take a successor.
+			freeChains = append(freeChains, ch)
+			pool = append(pool, c)
+			cur[t] = nil
+		}
 	}
 	return true
 }
+
+// maxDynamicChains bounds the clock components given to chains of dynamic
+// threads.
+const maxDynamicChains = 2048
 
 // wellFormedBarriers reports, per barrier, whether every participant only
 // syncs on it, all sync the same number of times, and the parties equal
