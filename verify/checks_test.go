@@ -2,6 +2,7 @@ package verify
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -105,6 +106,46 @@ func TestPrefixJoin(t *testing.T) {
 		}
 		if len(qs) != 2 {
 			t.Fatalf("%d pairs with the reader, want 2", len(qs))
+		}
+	}
+}
+
+// A layered program of dynamic tasks (one thread each, far more threads
+// than clock components for threads would allow) verifies safe, and
+// dropping one wait makes it race.
+func TestDynamicLayered(t *testing.T) {
+	build := func(drop bool) *schedule.Program {
+		const width, layers, tile = 40, 60, 16
+		b := schedule.NewBuilder("dynamic", schedule.Launch{SMs: 132, PerSM: 1, Workers: 132, Cooperative: true})
+		var prev schedule.BufferRef
+		var done schedule.CounterRef
+		for l := 0; l < layers; l++ {
+			buf := b.Buffer(fmt.Sprintf("act%d", l), schedule.KindState, width*tile)
+			c := b.Counter(fmt.Sprintf("layer%d", l))
+			for j := 0; j < width; j++ {
+				tk := b.Task(fmt.Sprintf("l%d.t%d", l, j))
+				if l > 0 {
+					if !(drop && l == layers/2 && j == 3) {
+						tk.Wait(done, width)
+					}
+					tk.Read(prev, 0, width*tile)
+				}
+				tk.Write(buf, uint64(j*tile), tile).Signal(c, 1)
+			}
+			prev, done = buf, c
+		}
+		return mustBuild(b)
+	}
+	for _, c := range []struct {
+		drop bool
+		want []string
+	}{{false, nil}, {true, []string{CodeRaceRAW}}} {
+		r, err := Run(context.Background(), build(c.drop), Config{Sanity: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := codes(r); strings.Join(got, ",") != strings.Join(c.want, ",") {
+			t.Errorf("drop %v: codes %v, want %v", c.drop, got, c.want)
 		}
 	}
 }
