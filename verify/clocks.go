@@ -98,7 +98,10 @@ func proveOrdered(f *form, trace []int32, hb bool, qs []query, proven []bool) bo
 	crossing := func(x int32) int {
 		o := f.obj[x]
 		l := byObj[o]
-		n, _ := slices.BinarySearchFunc(l, f.val[x], func(e lvlAdd, t uint64) int { return cmpU64(e.lvl, t) })
+		n := len(l)
+		if n > 0 && l[n-1].lvl >= f.val[x] {
+			n, _ = slices.BinarySearchFunc(l, f.val[x], func(e lvlAdd, t uint64) int { return cmpU64(e.lvl, t) })
+		}
 		if n == 0 || prefixSum[o][n] < f.val[x] || prefixSum[o][n]-prefixMin[o][n] >= f.val[x] {
 			return 0
 		}
@@ -118,9 +121,13 @@ func proveOrdered(f *form, trace []int32, hb bool, qs []query, proven []bool) bo
 	}
 	// Only counters that some wait can prefix-join keep per-level joins.
 	leveled := make([]bool, f.nc)
+	crossN := make(map[int32]int) // partial waits that can prefix-join -> adds in their crossing
 	for x, k := range f.kind {
-		if k == kWait && !f.is(int32(x), fBarrier) && f.val[x] != f.total[f.obj[x]] && crossing(int32(x)) > 0 {
-			leveled[f.obj[x]] = true
+		if k == kWait && !f.is(int32(x), fBarrier) && f.val[x] != f.total[f.obj[x]] {
+			if n := crossing(int32(x)); n > 0 {
+				leveled[f.obj[x]] = true
+				crossN[int32(x)] = n
+			}
 		}
 	}
 	// Clock components are chains: each static worker is one; dynamic
@@ -217,7 +224,7 @@ func proveOrdered(f *form, trace []int32, hb bool, qs []query, proven []bool) bo
 			}
 		}
 		if f.kind[x] == kWait && !f.is(x, fBarrier) && leveled[f.obj[x]] && (!hb || f.link[x] == x) && f.val[x] != f.total[f.obj[x]] {
-			if n := crossing(x); n > 0 {
+			if n := crossN[x]; n > 0 {
 				o := f.obj[x]
 				ran := 0
 				for i := range buckets[o] {
