@@ -3,11 +3,13 @@ package verify
 import "slices"
 
 // Proof clocks: one pass over the greedy run in its order computes, for
-// every operation, how long a prefix of each thread must precede it in a
-// relaxed system where only some waits wait:
+// every operation, how long a prefix of each chain of threads must precede
+// it in a relaxed system where only some waits wait:
 //
 //   - waits that need every add of their object (all-joins, threshold =
 //     init + every increment) join the clocks of all those adds;
+//   - partial waits whose first crossing can only be made by a set of adds
+//     that are each necessary (epoch counters) join those adds;
 //   - awaits of a well-formed barrier (every participant only syncs, the
 //     same number of times, and parties = participants) join the arrivals
 //     of their generation and all before it;
@@ -18,7 +20,12 @@ import "slices"
 // them. In hb mode only synchronizing edges count (release points to
 // acquire points), so what they order is ordered by happens-before. Pairs
 // they cannot prove go to the exact withhold-run sweeps.
+//
+// A chain is a static worker, or a sequence of dynamic threads each proven
+// to follow all of the chain before it, so a clock component still counts
+// a prefix.
 
+// maxClockThreads bounds the static workers given clock components.
 const maxClockThreads = 1024
 
 // proveOrdered marks, for every query (a, b) with a's body before b's in
