@@ -14,22 +14,6 @@ func launch(workers int) schedule.Launch {
 	return schedule.Launch{Target: "test", SMs: 8, PerSM: 1, Workers: workers, Cooperative: true}
 }
 
-// handoff: worker 0 writes x then signals; worker 1 waits and reads.
-func handoff(edit func(b *tb, c schedule.CounterRef, x schedule.BufferRef) (p, c2 *schedule.TaskBuilder)) *schedule.Program {
-	b := schedule.NewBuilder("handoff", launch(2))
-	x := b.Buffer("x", schedule.KindScratch, 64)
-	y := b.Buffer("y", schedule.KindOutput, 64)
-	c := b.Counter("c")
-	prod := b.Task("produce").On(0).Write(x, 0, 64)
-	cons := b.Task("consume").On(1).Read(x, 0, 64).Write(y, 0, 64)
-	if edit != nil {
-		prod, cons = edit(b, c, x)
-		_ = prod
-		_ = cons
-	}
-	return mustBuild(b)
-}
-
 func mustBuild(b *tb) *schedule.Program {
 	p, err := b.Build()
 	if err != nil {

@@ -255,17 +255,6 @@ func tiles(n, t int) []int {
 	return append(s, n)
 }
 
-// overlapping returns the tiles (by index) of bounds that overlap [lo, hi).
-func overlapping(bounds []int, lo, hi int) []int {
-	var r []int
-	for i := 0; i+1 < len(bounds); i++ {
-		if bounds[i] < hi && bounds[i+1] > lo {
-			r = append(r, i)
-		}
-	}
-	return r
-}
-
 // layerBufs are one layer's activations.
 type layerBufs struct {
 	h, q, k, v, qr, kr, part, lse, att, o, xm, h2, gate, up, act, d, xout schedule.BufferRef
