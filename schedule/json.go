@@ -834,4 +834,3 @@ func (r reader) scope(s, path string) Scope {
 	r.ds.add(CodeValue, path, "scope %q; want cta, gpu or sys", s)
 	return ScopeGPU
 }
-
