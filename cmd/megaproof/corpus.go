@@ -13,23 +13,12 @@ import (
 	"github.com/megaproof/megaproof/mutate"
 )
 
-// corpusReport is what corpus --json prints: the confusion matrix of
-// verify against the oracles' labels and the per-class counts.
+// corpusReport is what corpus --json prints: the corpus summary (the
+// confusion matrix of verify against the oracles' labels and the per-class
+// counts) with its failures.
 type corpusReport struct {
-	Entries          int                           `json:"entries"`
-	Faulty           int                           `json:"faulty"`
-	Safe             int                           `json:"safe"`
-	Malformed        int                           `json:"malformed"`
-	TruePositives    int                           `json:"true_positives"`
-	TrueNegatives    int                           `json:"true_negatives"`
-	FalseAccepts     int                           `json:"false_accepts"`
-	FalseRejects     int                           `json:"false_rejects"`
-	FamilyMismatches int                           `json:"family_mismatches"`
-	Inconclusive     int                           `json:"inconclusive"`
-	Drift            int                           `json:"drift"`
-	Errors           int                           `json:"errors"`
-	Classes          map[string]corpus.ClassCounts `json:"classes"`
-	Failures         []corpusFailure               `json:"failures"`
+	*corpus.Summary
+	Failures []corpusFailure `json:"failures"`
 }
 
 type corpusFailure struct {
@@ -75,10 +64,7 @@ func runCorpus(args []string, stdout, stderr io.Writer) int {
 		return exitInvalid
 	}
 	if *jsonOut {
-		r := corpusReport{Entries: s.Entries, Faulty: s.Faulty, Safe: s.Safe, Malformed: s.Malformed,
-			TruePositives: s.TruePositives, TrueNegatives: s.TrueNegatives, FalseAccepts: s.FalseAccepts,
-			FalseRejects: s.FalseRejects, FamilyMismatches: s.FamilyMismatches, Inconclusive: s.Inconclusive,
-			Drift: s.Drift, Errors: s.Errors, Classes: s.Classes, Failures: []corpusFailure{}}
+		r := corpusReport{Summary: s, Failures: []corpusFailure{}}
 		for _, f := range s.Failures {
 			r.Failures = append(r.Failures, corpusFailure{ID: f.Entry.ID, Kind: f.Kind, Detail: f.Detail})
 		}
