@@ -314,21 +314,19 @@ func (v *verifier) checkRaces(ctx context.Context, run *engine) error {
 		}
 	}
 	exec := newEngine(f, false)
-	for _, u := range sortedThreads(execTodo) {
-		if err := ctx.Err(); err != nil {
-			return err
+	err := sweepAll(ctx, exec, execTodo, func(q query, e *engine) {
+		switch {
+		case e.executed(f.body[q.late]):
+			v.pair(q.key).result = hbRace
+		case f.syncing:
+			v.pair(q.key).result = hbOrdered
+		default:
+			u := f.opThread[q.at]
+			hbTodo[u] = append(hbTodo[u], q)
 		}
-		qs := execTodo[u]
-		slices.SortFunc(qs, func(a, b query) int { return int(a.at - b.at) })
-		sweep(exec, int(u), qs, func(q query, e *engine) {
-			if e.executed(f.body[q.late]) {
-				v.pair(q.key).result = hbRace
-			} else if f.syncing {
-				v.pair(q.key).result = hbOrdered
-			} else {
-				hbTodo[u] = append(hbTodo[u], q)
-			}
-		})
+	})
+	if err != nil {
+		return err
 	}
 	if len(hbTodo) > 0 {
 		// Composed clocks: synchronization along must-precede edges.
@@ -351,21 +349,16 @@ func (v *verifier) checkRaces(ctx context.Context, run *engine) error {
 	}
 	unsure := map[int32][]query{} // source task -> pairs the relaxation cannot order
 	if len(hbTodo) > 0 {
-		hb := newEngine(f, true)
-		for _, u := range sortedThreads(hbTodo) {
-			if err := ctx.Err(); err != nil {
-				return err
+		err := sweepAll(ctx, newEngine(f, true), hbTodo, func(q query, e *engine) {
+			if e.executed(f.body[q.late]) {
+				src := f.task[q.at]
+				unsure[src] = append(unsure[src], q)
+			} else {
+				v.pair(q.key).result = hbOrdered
 			}
-			qs := hbTodo[u]
-			slices.SortFunc(qs, func(a, b query) int { return int(a.at - b.at) })
-			sweep(hb, int(u), qs, func(q query, e *engine) {
-				if e.executed(f.body[q.late]) {
-					src := f.task[q.at]
-					unsure[src] = append(unsure[src], q)
-				} else {
-					v.pair(q.key).result = hbOrdered
-				}
-			})
+		})
+		if err != nil {
+			return err
 		}
 	}
 	// The taint game decides the pairs the relaxation could not order.
@@ -431,6 +424,20 @@ func cmpU64(a, b uint64) int {
 type unsyncedPair struct {
 	key   uint64
 	trace []int32
+}
+
+// sweepAll sweeps every thread that has queries, in thread order, with its
+// queries in op order.
+func sweepAll(ctx context.Context, e *engine, todo map[int32][]query, ask func(query, *engine)) error {
+	for _, u := range sortedThreads(todo) {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		qs := todo[u]
+		slices.SortFunc(qs, func(a, b query) int { return int(a.at - b.at) })
+		sweep(e, int(u), qs, ask)
+	}
+	return nil
 }
 
 // sweep runs withhold-runs for thread u: before each query's op, with u
