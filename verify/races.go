@@ -50,6 +50,7 @@ func (v *verifier) conflicts(ran func(task int32) bool) {
 		if !ran(int32(i)) {
 			continue
 		}
+		v.stats.Accesses += len(p.Tasks[i].Reads) + len(p.Tasks[i].Writes)
 		for _, a := range p.Tasks[i].Writes {
 			arena, _, _ := schedule.ArenaSpan(p, a.Buffer, 0, 0)
 			written[arena] = true
@@ -102,7 +103,6 @@ func (v *verifier) conflicts(ran func(task int32) bool) {
 	})
 	var spans []span
 	eachAccess(func(task int, write bool, a schedule.Access, arena int32, base int64) {
-		v.stats.Accesses++
 		S := stride[dense(arena)]
 		item := func(rlo, rhi, lo, hi int64) {
 			spans = append(spans, span{key: int64(arena), rlo: rlo, rhi: rhi, lo: lo, hi: hi, task: int32(task), write: write})
