@@ -39,7 +39,11 @@ type Outcome struct {
 
 // Check rebuilds e's mutant, checks its content hash and compares verify's
 // verdict and finding families with the golden ones.
-func Check(ctx context.Context, e Entry) Outcome {
+func Check(ctx context.Context, e Entry) Outcome { return CheckConfig(ctx, e, verify.Config{}) }
+
+// CheckConfig is [Check] with a verify configuration; with Sanity set it
+// also replays every witness verify gives (an error outcome if one fails).
+func CheckConfig(ctx context.Context, e Entry, cfg verify.Config) Outcome {
 	o := Outcome{Entry: e}
 	q, err := Mutant(e.Recipe, e.Operator, e.Site, e.MSeed)
 	if e.Verdict == VerdictMalformed {
@@ -63,7 +67,7 @@ func Check(ctx context.Context, e Entry) Outcome {
 		o.Kind, o.Detail = OutcomeDrift, fmt.Sprintf("mutant hash %s, golden %s: the seed or the operator changed; run `go generate ./corpus`", h, e.Hash)
 		return o
 	}
-	r, err := verify.Run(ctx, q, verify.Config{})
+	r, err := verify.Run(ctx, q, cfg)
 	if err != nil {
 		o.Kind, o.Detail = OutcomeError, "verify: "+err.Error()
 		return o
