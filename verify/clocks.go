@@ -260,19 +260,25 @@ func proveOrdered(f *form, trace []int32, hb bool, qs []query, proven []bool) bo
 					break
 				}
 			}
-			if k < 0 {
-				if len(chainLen) == K {
-					return false
-				}
+			switch {
+			case k >= 0:
+			case len(chainLen) < K:
 				k = int32(len(chainLen))
 				chainLen = append(chainLen, 0)
+			default:
+				// No component left: the thread still passes on what it
+				// learned, but no clock will ever name its own ops.
+				k = unplaced
 			}
-			chainOf[t], base[t] = k, chainLen[k]
-			chainLen[k] += f.start[t+1] - f.start[t]
+			chainOf[t] = k
+			if k >= 0 {
+				base[t] = chainLen[k]
+				chainLen[k] += f.start[t+1] - f.start[t]
+			}
 		}
 		ch := chainOf[t]
-		if ch < 0 {
-			continue // a leading wait or fence of an unplaced dynamic thread
+		if ch == -1 {
+			continue // a leading wait or fence of a dynamic thread not yet placed
 		}
 		switch f.kind[x] {
 		case kAdd:
@@ -282,12 +288,16 @@ func proveOrdered(f *form, trace []int32, hb bool, qs []query, proven []bool) bo
 			if hb && f.link[x] < 0 {
 				break
 			}
-			c[ch] = pos(t, x)
 			src := c
-			if hb && f.link[x] != x {
-				// A relaxed add releases what precedes its fence.
-				src = append([]int32(nil), c...)
-				src[ch] = pos(t, f.link[x])
+			if ch >= 0 {
+				c[ch] = pos(t, x)
+				if hb && f.link[x] != x {
+					// A relaxed add releases what precedes its fence.
+					src = append([]int32(nil), c...)
+					src[ch] = pos(t, f.link[x])
+				}
+			} else if hb && f.link[x] != x {
+				break // what preceded the fence is not known apart
 			}
 			o := f.obj[x]
 			if f.is(x, fBarrier) {
@@ -319,10 +329,14 @@ func proveOrdered(f *form, trace []int32, hb bool, qs []query, proven []bool) bo
 				}
 			}
 		}
-		c[ch] = pos(t, x)
+		if ch >= 0 {
+			c[ch] = pos(t, x)
+		}
 		if int(t) >= f.workers && x == f.start[t+1]-1 {
 			// The thread is done: its chain may take a successor.
-			freeChains = append(freeChains, ch)
+			if ch >= 0 {
+				freeChains = append(freeChains, ch)
+			}
 			pool = append(pool, c)
 			cur[t] = nil
 		}
@@ -331,8 +345,10 @@ func proveOrdered(f *form, trace []int32, hb bool, qs []query, proven []bool) bo
 }
 
 // maxDynamicChains bounds the clock components given to chains of dynamic
-// threads.
-const maxDynamicChains = 2048
+// threads; threads beyond it get none (chainOf = unplaced). Tests lower it.
+var maxDynamicChains = 2048
+
+const unplaced = -2
 
 // wellFormedBarriers reports, per barrier, whether every participant only
 // syncs on it, all sync the same number of times, and the parties equal

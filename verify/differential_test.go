@@ -172,6 +172,40 @@ func TestDifferentialRegressions(t *testing.T) {
 	}
 }
 
+// With almost no clock components for dynamic threads, the proof clocks
+// must degrade to fewer proofs, never to wrong ones.
+func TestDifferentialFewChains(t *testing.T) {
+	defer func(n int) { maxDynamicChains = n }(maxDynamicChains)
+	maxDynamicChains = 1
+	gen := progen.Program(progen.Small())
+	for i := 0; i < 2000; i++ {
+		p := gen.Example(100000 + i)
+		d, err := disagreement(p, map[string]int{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d != "" {
+			js, _ := schedule.Marshal(p)
+			t.Fatalf("seed %d: %s\n%s", 100000+i, d, js)
+		}
+	}
+	medium := progen.Program(progen.Medium())
+	for i := 0; i < 40; i++ {
+		p := medium.Example(i)
+		res, err := Run(context.Background(), p, Config{Sanity: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		def, err := defcheck.Families(p)
+		if err != nil || res.Verdict == Inconclusive {
+			continue
+		}
+		if got := families(res); !slices.Equal(got, def) {
+			t.Fatalf("medium seed %d: verify %v, definitional checker %v", i, got, def)
+		}
+	}
+}
+
 // TestDifferentialMedium compares verify with the definitional checker on
 // larger programs than the explorer can take.
 func TestDifferentialMedium(t *testing.T) {
