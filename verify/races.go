@@ -711,7 +711,7 @@ func (v *verifier) checkUninitialized(ctx context.Context, run *engine) error {
 					if len(srcs) == 0 {
 						msg += ", which no other task writes"
 					} else {
-						msg += fmt.Sprintf(" before any of their %d writers is ordered before it", len(srcs))
+						msg += fmt.Sprintf(", and none of the %d tasks that write them is ordered before it", len(srcs))
 					}
 					v.add(Finding{Code: CodeUninitializedRead, Message: msg, Tasks: []int{r}, Witness: f.events(trace)})
 				}
