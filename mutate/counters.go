@@ -19,7 +19,7 @@ func dropWait() *Operator {
 		"AMK E2 drop_wait, AMK §2.3 large_model_race_skipped; F18",
 		[]string{"race", "uninitialized-read"},
 		kindIs(schedule.Wait),
-		func(q *schedule.Program, ref stepRef, _ *rng) error { ref.remove(q); return nil })
+		removeStep)
 }
 
 // lowerThreshold lowers one wait threshold k to a seed-chosen value in
@@ -149,7 +149,7 @@ func dropSignal() *Operator {
 		"F4, F14",
 		[]string{"deadlock.unsatisfiable", "deadlock"},
 		kindIs(schedule.Signal),
-		func(q *schedule.Program, ref stepRef, _ *rng) error { ref.remove(q); return nil })
+		removeStep)
 }
 
 // duplicateSignal repeats one signal right after itself.

@@ -52,7 +52,7 @@ func dropFence() *Operator {
 		"F6, F12",
 		[]string{"race.unsynchronized"},
 		kindIs(schedule.Fence),
-		func(q *schedule.Program, ref stepRef, _ *rng) error { ref.remove(q); return nil })
+		removeStep)
 }
 
 // narrowScope narrows one wait, signal, fence, acquire or release from gpu
@@ -241,7 +241,7 @@ func dropBarrierStep() *Operator {
 		"F5, F14",
 		[]string{"deadlock.barrier", "race"},
 		kindIs(schedule.Sync, schedule.Arrive),
-		func(q *schedule.Program, ref stepRef, _ *rng) error { ref.remove(q); return nil })
+		removeStep)
 }
 
 // barrierPartiesUp adds one to a barrier's party count.
@@ -305,7 +305,7 @@ func dropRelease() *Operator {
 		"F11; NVIDIA/cutlass#1296",
 		[]string{"deadlock.semaphore"},
 		kindIs(schedule.Release),
-		func(q *schedule.Program, ref stepRef, _ *rng) error { ref.remove(q); return nil })
+		removeStep)
 }
 
 // swapAcquireOrder swaps one acquire of a task with the task's next acquire

@@ -33,6 +33,12 @@ func (s stepRef) remove(p *schedule.Program) {
 	*l = slices.Delete(*l, s.idx, s.idx+1)
 }
 
+// removeStep is the edit of operators that delete the selected step.
+func removeStep(q *schedule.Program, ref stepRef, _ *rng) error {
+	ref.remove(q)
+	return nil
+}
+
 // stepPred selects step sites. It sees the whole program so it can look at
 // the step's object; it must tolerate out-of-range objects.
 type stepPred func(p *schedule.Program, ref stepRef, s schedule.Step) bool
@@ -57,10 +63,19 @@ func eachStep(p *schedule.Program, fn func(ref stepRef, s schedule.Step) bool) {
 }
 
 // countSteps counts the steps that pred selects.
-func countSteps(p *schedule.Program, pred stepPred) int {
+func countSteps(p *schedule.Program, pred stepPred) int { return countSites(p, eachStep, pred) }
+
+// nthStep returns the n-th step (from 0) that pred selects.
+func nthStep(p *schedule.Program, pred stepPred, n int) (stepRef, bool) {
+	return nthSite(p, eachStep, pred, n)
+}
+
+// countSites counts the sites of one kind (steps or accesses) that pred
+// selects.
+func countSites[R, V any](p *schedule.Program, each func(*schedule.Program, func(R, V) bool), pred func(*schedule.Program, R, V) bool) int {
 	n := 0
-	eachStep(p, func(ref stepRef, s schedule.Step) bool {
-		if pred(p, ref, s) {
+	each(p, func(ref R, v V) bool {
+		if pred(p, ref, v) {
 			n++
 		}
 		return true
@@ -68,12 +83,12 @@ func countSteps(p *schedule.Program, pred stepPred) int {
 	return n
 }
 
-// nthStep returns the n-th step (from 0) that pred selects.
-func nthStep(p *schedule.Program, pred stepPred, n int) (stepRef, bool) {
-	var found stepRef
+// nthSite returns the n-th site (from 0) of one kind that pred selects.
+func nthSite[R, V any](p *schedule.Program, each func(*schedule.Program, func(R, V) bool), pred func(*schedule.Program, R, V) bool, n int) (R, bool) {
+	var found R
 	ok := false
-	eachStep(p, func(ref stepRef, s schedule.Step) bool {
-		if pred(p, ref, s) {
+	each(p, func(ref R, v V) bool {
+		if pred(p, ref, v) {
 			if n == 0 {
 				found, ok = ref, true
 				return false
@@ -144,32 +159,11 @@ func eachAccess(p *schedule.Program, fn func(ref accessRef, a schedule.Access) b
 }
 
 // countAccesses counts the accesses that pred selects.
-func countAccesses(p *schedule.Program, pred accessPred) int {
-	n := 0
-	eachAccess(p, func(ref accessRef, a schedule.Access) bool {
-		if pred(p, ref, a) {
-			n++
-		}
-		return true
-	})
-	return n
-}
+func countAccesses(p *schedule.Program, pred accessPred) int { return countSites(p, eachAccess, pred) }
 
 // nthAccess returns the n-th access (from 0) that pred selects.
 func nthAccess(p *schedule.Program, pred accessPred, n int) (accessRef, bool) {
-	var found accessRef
-	ok := false
-	eachAccess(p, func(ref accessRef, a schedule.Access) bool {
-		if pred(p, ref, a) {
-			if n == 0 {
-				found, ok = ref, true
-				return false
-			}
-			n--
-		}
-		return true
-	})
-	return found, ok
+	return nthSite(p, eachAccess, pred, n)
 }
 
 // accessOp builds an operator whose sites are the accesses pred selects.
