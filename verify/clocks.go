@@ -34,19 +34,7 @@ const maxClockThreads = 1024
 func proveOrdered(f *form, trace []int32, hb bool, qs []query, proven []bool) bool {
 	T := f.threads()
 	// Queries by the later task, as a CSR list.
-	first := make([]int32, len(f.p.Tasks)+1)
-	for _, q := range qs {
-		first[q.late+1]++
-	}
-	for i := 1; i < len(first); i++ {
-		first[i] += first[i-1]
-	}
-	byLate := make([]int32, len(qs))
-	fill := append([]int32(nil), first[:len(first)-1]...)
-	for i, q := range qs {
-		byLate[fill[q.late]] = int32(i)
-		fill[q.late]++
-	}
+	first, byLate := queriesByLate(qs, len(f.p.Tasks))
 	// A partial wait also joins when its threshold can only first be
 	// crossed by a set of adds that are each necessary. An add that comes
 	// after a wait of its own thread on the same counter with threshold ≥ t
@@ -342,6 +330,25 @@ func proveOrdered(f *form, trace []int32, hb bool, qs []query, proven []bool) bo
 		}
 	}
 	return true
+}
+
+// queriesByLate lists the queries by their later task, as CSR: the
+// queries of task t are byLate[first[t]:first[t+1]].
+func queriesByLate(qs []query, tasks int) (first, byLate []int32) {
+	first = make([]int32, tasks+1)
+	for _, q := range qs {
+		first[q.late+1]++
+	}
+	for i := 1; i < len(first); i++ {
+		first[i] += first[i-1]
+	}
+	byLate = make([]int32, len(qs))
+	fill := append([]int32(nil), first[:tasks]...)
+	for i, q := range qs {
+		byLate[fill[q.late]] = int32(i)
+		fill[q.late]++
+	}
+	return first, byLate
 }
 
 // maxDynamicChains bounds the clock components given to chains of dynamic

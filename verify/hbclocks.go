@@ -95,19 +95,7 @@ func (v *verifier) proveHB(run *engine, qs []query, proven []bool) bool {
 	for t := range cur {
 		cur[t] = make([]int32, T)
 	}
-	first := make([]int32, len(f.p.Tasks)+1)
-	for _, q := range qs {
-		first[q.late+1]++
-	}
-	for i := 1; i < len(first); i++ {
-		first[i] += first[i-1]
-	}
-	byLate := make([]int32, len(qs))
-	fill := append([]int32(nil), first[:len(first)-1]...)
-	for i, q := range qs {
-		byLate[fill[q.late]] = int32(i)
-		fill[q.late]++
-	}
+	first, byLate := queriesByLate(qs, len(f.p.Tasks))
 	joinInto := func(dst []int32, src []int32) {
 		for i, x := range src {
 			if x > dst[i] {
