@@ -2,7 +2,9 @@ package schedule
 
 import (
 	"fmt"
+	"hash/maphash"
 	"strings"
+	"sync"
 )
 
 // Codes of structural diagnostics. They are part of the stable finding codes
@@ -120,13 +122,39 @@ func (p *Program) validate(ds *diags) {
 		ds.add(CodeLimit, "$.tasks", "%d tasks exceed the limit of %d", len(p.Tasks), MaxTasks)
 		return
 	}
+	// Names are checked beside the rest on large programs; the
+	// diagnostics keep their order.
+	var names, rest diags
+	var wg sync.WaitGroup
+	if len(p.Tasks) >= 1<<14 {
+		wg.Go(func() { p.checkAllNames(&names) })
+	} else {
+		p.checkAllNames(&names)
+	}
+	p.validateObjects(&rest)
+	for i := range p.Tasks {
+		p.validateTask(&rest, i)
+	}
+	wg.Wait()
+	for _, part := range [2]*diags{&names, &rest} {
+		for _, d := range part.list {
+			if len(ds.list) < maxDiagnostics {
+				ds.list = append(ds.list, d)
+			}
+		}
+	}
+}
+
+func (p *Program) checkAllNames(ds *diags) {
 	checkNames(ds, "arenas", len(p.Arenas), func(i int) string { return p.Arenas[i].Name })
 	checkNames(ds, "buffers", len(p.Buffers), func(i int) string { return p.Buffers[i].Name })
 	checkNames(ds, "counters", len(p.Counters), func(i int) string { return p.Counters[i].Name })
 	checkNames(ds, "barriers", len(p.Barriers), func(i int) string { return p.Barriers[i].Name })
 	checkNames(ds, "semaphores", len(p.Semaphores), func(i int) string { return p.Semaphores[i].Name })
 	checkNames(ds, "tasks", len(p.Tasks), func(i int) string { return p.Tasks[i].Name })
+}
 
+func (p *Program) validateObjects(ds *diags) {
 	for i, a := range p.Arenas {
 		if a.Size == 0 || a.Size > maxExtent {
 			ds.add(CodeSize, fmt.Sprintf("$.arenas[%d].size", i), "arena %q has size %d", a.Name, a.Size)
@@ -173,24 +201,32 @@ func (p *Program) validate(ds *diags) {
 			ds.add(CodeSize, fmt.Sprintf("$.semaphores[%d].tokens", i), "semaphore %q holds %d tokens; want at most 2^62", s.Name, s.Tokens)
 		}
 	}
-	for i := range p.Tasks {
-		p.validateTask(ds, i)
-	}
 }
 
 func checkNames(ds *diags, what string, n int, name func(int) string) {
-	seen := make(map[string]int, n)
+	// An open-addressing table of indices keyed by a hash of the name: a
+	// map of a million strings costs several times more.
+	size := 16
+	for size < 2*n {
+		size *= 2
+	}
+	table := make([]int32, size) // index + 1, 0 empty
+	seed := maphash.MakeSeed()
 	for i := 0; i < n; i++ {
 		s := name(i)
 		if s == "" {
 			ds.add(CodeName, fmt.Sprintf("$.%s[%d].name", what, i), "empty name")
 			continue
 		}
-		if j, dup := seen[s]; dup {
-			ds.add(CodeDuplicate, fmt.Sprintf("$.%s[%d].name", what, i), "name %q already used by $.%s[%d]", s, what, j)
+		h := int(maphash.String(seed, s) & uint64(size-1))
+		for table[h] != 0 && name(int(table[h]-1)) != s {
+			h = (h + 1) & (size - 1)
+		}
+		if j := table[h]; j != 0 {
+			ds.add(CodeDuplicate, fmt.Sprintf("$.%s[%d].name", what, i), "name %q already used by $.%s[%d]", s, what, j-1)
 			continue
 		}
-		seen[s] = i
+		table[h] = int32(i + 1)
 	}
 }
 

@@ -89,7 +89,7 @@ func TestPrefixJoin(t *testing.T) {
 		v := &verifier{f: lowerForm(p)}
 		e := v.checkProgress()
 		v.f.linkPoints()
-		v.conflicts(func(int32) bool { return true })
+		conflictsOfAll(v)
 		var qs []query
 		for _, pi := range v.slab {
 			a, b := int32(pi.key>>32), int32(pi.key&0xffffffff)

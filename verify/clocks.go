@@ -32,9 +32,50 @@ const maxClockThreads = 1024
 // the greedy run, whether the clocks prove a before b. It returns false if
 // the program has too many threads for clocks.
 func proveOrdered(f *form, trace []int32, hb bool, qs []query, proven []bool) bool {
-	T := f.threads()
-	// Queries by the later task, as a CSR list.
+	cp := newClockPass(f, hb)
+	if cp == nil {
+		return false
+	}
 	first, byLate := queriesByLate(qs, len(f.p.Tasks))
+	cp.run(trace, func(b int32) bool {
+		for _, i := range byLate[first[b]:first[b+1]] {
+			if cp.precedes(f.task[qs[i].at]) {
+				proven[i] = true
+			}
+		}
+		return true
+	})
+	return true
+}
+
+// clockPass computes the proof clocks in one pass over the greedy run.
+type clockPass struct {
+	f  *form
+	hb bool
+
+	level      []uint64 // per add: highest threshold its thread waited for on the object before it
+	byObj      [][]lvlAdd
+	prefixSum  [][]uint64
+	prefixMin  [][]uint64
+	wellFormed []bool
+	leveled    []bool        // counters that some wait can prefix-join
+	crossN     map[int32]int // partial waits that can prefix-join -> adds in their crossing
+	K          int           // clock components
+	chainOf    []int32       // per thread: its chain, -1 not yet placed, or unplaced
+	base       []int32       // per thread: chain position of its first op
+	c          []int32       // the clock of the op being visited
+}
+
+type lvlAdd struct{ lvl, amt uint64 }
+
+// newClockPass prepares the pass, or returns nil if the program has too
+// many static workers for clocks.
+func newClockPass(f *form, hb bool) *clockPass {
+	if f.workers > maxClockThreads {
+		return nil
+	}
+	T := f.threads()
+	cp := &clockPass{f: f, hb: hb}
 	// A partial wait also joins when its threshold can only first be
 	// crossed by a set of adds that are each necessary. An add that comes
 	// after a wait of its own thread on the same counter with threshold ≥ t
@@ -43,7 +84,7 @@ func proveOrdered(f *form, trace []int32, hb bool, qs []query, proven []bool) bo
 	// if removing any one of those leaves too little, every one of them runs
 	// before the first crossing, in every execution. (Epoch counters shared
 	// across layers are the common case.)
-	level := make([]uint64, len(f.kind)) // per add: highest threshold its thread waited for on the object before it
+	level := make([]uint64, len(f.kind))
 	{
 		last := make([]uint64, len(f.init))
 		var touched []int32
@@ -68,17 +109,17 @@ func proveOrdered(f *form, trace []int32, hb bool, qs []query, proven []bool) bo
 			touched = touched[:0]
 		}
 	}
+	cp.level = level
 	// Per counter: its adds' levels in order, with prefix sums and minima of
 	// the amounts.
-	type lvlAdd struct{ lvl, amt uint64 }
 	byObj := make([][]lvlAdd, f.nc)
 	for x, k := range f.kind {
 		if k == kAdd && !f.is(int32(x), fBarrier) {
 			byObj[f.obj[x]] = append(byObj[f.obj[x]], lvlAdd{level[x], f.val[x]})
 		}
 	}
-	prefixSum := make([][]uint64, f.nc)
-	prefixMin := make([][]uint64, f.nc)
+	cp.prefixSum = make([][]uint64, f.nc)
+	cp.prefixMin = make([][]uint64, f.nc)
 	for o, l := range byObj {
 		slices.SortFunc(l, func(a, b lvlAdd) int { return cmpU64(a.lvl, b.lvl) })
 		ps, pm := make([]uint64, len(l)+1), make([]uint64, len(l)+1)
@@ -86,64 +127,93 @@ func proveOrdered(f *form, trace []int32, hb bool, qs []query, proven []bool) bo
 		for i, e := range l {
 			ps[i+1], pm[i+1] = satAdd(ps[i], e.amt), min(pm[i], e.amt)
 		}
-		prefixSum[o], prefixMin[o] = ps, pm
+		cp.prefixSum[o], cp.prefixMin[o] = ps, pm
 	}
-	// crossing returns, for a partial wait, how many adds make its first
-	// crossing (0 if they are not each necessary).
-	crossing := func(x int32) int {
-		o := f.obj[x]
-		l := byObj[o]
-		n := len(l)
-		if n > 0 && l[n-1].lvl >= f.val[x] {
-			n, _ = slices.BinarySearchFunc(l, f.val[x], func(e lvlAdd, t uint64) int { return cmpU64(e.lvl, t) })
-		}
-		if n == 0 || prefixSum[o][n] < f.val[x] || prefixSum[o][n]-prefixMin[o][n] >= f.val[x] {
-			return 0
-		}
-		return n
-	}
-	// Which waits join: all-joins of counters, awaits of well-formed barriers.
-	wellFormed := wellFormedBarriers(f)
-	joins := func(x int32) bool {
-		o := f.obj[x]
-		if hb && f.link[x] != x {
-			return false
-		}
-		if f.is(x, fBarrier) {
-			return wellFormed[o-int32(f.nc)]
-		}
-		return f.val[x] == f.total[o]
-	}
-	// Only counters that some wait can prefix-join keep per-level joins.
-	leveled := make([]bool, f.nc)
-	crossN := make(map[int32]int) // partial waits that can prefix-join -> adds in their crossing
+	cp.byObj = byObj
+	cp.wellFormed = wellFormedBarriers(f)
+	cp.leveled = make([]bool, f.nc)
+	cp.crossN = make(map[int32]int)
 	for x, k := range f.kind {
 		if k == kWait && !f.is(int32(x), fBarrier) && f.val[x] != f.total[f.obj[x]] {
-			if n := crossing(int32(x)); n > 0 {
-				leveled[f.obj[x]] = true
-				crossN[int32(x)] = n
+			if n := cp.crossing(int32(x)); n > 0 {
+				cp.leveled[f.obj[x]] = true
+				cp.crossN[int32(x)] = n
 			}
 		}
 	}
-	// Clock components are chains: each static worker is one; dynamic
-	// threads are appended to a chain whose ops so far are all proven to
-	// precede the new thread's first op (else they start a new chain). A
-	// component then counts a prefix of its chain, as prefixes of threads
-	// did. Too many chains, and the pass gives up.
-	K := f.workers + min(maxDynamicChains, T-f.workers)
-	if f.workers > maxClockThreads {
+	cp.K = f.workers + min(maxDynamicChains, T-f.workers)
+	cp.chainOf = make([]int32, T)
+	cp.base = make([]int32, T)
+	for t := 0; t < f.workers; t++ {
+		cp.chainOf[t] = int32(t)
+	}
+	for t := f.workers; t < T; t++ {
+		cp.chainOf[t] = -1
+	}
+	return cp
+}
+
+// crossing returns, for a partial wait, how many adds make its first
+// crossing (0 if they are not each necessary).
+func (cp *clockPass) crossing(x int32) int {
+	f := cp.f
+	o := f.obj[x]
+	l := cp.byObj[o]
+	n := len(l)
+	if n > 0 && l[n-1].lvl >= f.val[x] {
+		n, _ = slices.BinarySearchFunc(l, f.val[x], func(e lvlAdd, t uint64) int { return cmpU64(e.lvl, t) })
+	}
+	if n == 0 || cp.prefixSum[o][n] < f.val[x] || cp.prefixSum[o][n]-cp.prefixMin[o][n] >= f.val[x] {
+		return 0
+	}
+	return n
+}
+
+// joins reports whether wait x joins the clocks of the adds it waits for:
+// all-joins of counters, awaits of well-formed barriers.
+func (cp *clockPass) joins(x int32) bool {
+	f := cp.f
+	o := f.obj[x]
+	if cp.hb && f.link[x] != x {
 		return false
 	}
-	chainOf := make([]int32, T)
-	base := make([]int32, T) // chain position of the thread's first op
+	if f.is(x, fBarrier) {
+		return cp.wellFormed[o-int32(f.nc)]
+	}
+	return f.val[x] == f.total[o]
+}
+
+// pos is thread t's chain prefix through op x.
+func (cp *clockPass) pos(t, x int32) int32 { return cp.base[t] + x - cp.f.start[t] + 1 }
+
+// precedes reports, while visiting a body, whether the clocks prove task
+// a's body (which ran earlier in the greedy run) before it.
+func (cp *clockPass) precedes(a int32) bool {
+	f := cp.f
+	ta := f.taskTh[a]
+	ca := cp.chainOf[ta]
+	return ca >= 0 && cp.c[ca] >= cp.pos(ta, f.body[a])
+}
+
+func joinClock(dst, src []int32) {
+	dst = dst[:len(src)]
+	for i, v := range src {
+		dst[i] = max(dst[i], v)
+	}
+}
+
+// run visits the greedy run in order and calls visit at every body, with
+// the body's task, while cp.c is the body's clock (precedes reads it).
+// visit returns false to stop the pass early.
+func (cp *clockPass) run(trace []int32, visit func(task int32) bool) {
+	f := cp.f
+	T := f.threads()
+	K := cp.K
+	chainOf, base := cp.chainOf, cp.base
 	chainLen := make([]int32, 0, K)
 	var freeChains []int32 // dynamic chains whose last thread has finished
 	for t := 0; t < f.workers; t++ {
-		chainOf[t] = int32(t)
 		chainLen = append(chainLen, f.start[t+1]-f.start[t])
-	}
-	for t := f.workers; t < T; t++ {
-		chainOf[t] = -1
 	}
 	cur := make([][]int32, T)
 	for t := 0; t < f.workers; t++ {
@@ -180,14 +250,7 @@ func proveOrdered(f *form, trace []int32, hb bool, qs []query, proven []bool) bo
 			}
 		}
 	}
-	join := func(dst, src []int32) {
-		for i, v := range src {
-			if v > dst[i] {
-				dst[i] = v
-			}
-		}
-	}
-	pos := func(t, x int32) int32 { return base[t] + x - f.start[t] + 1 } // chain prefix through x
+	hb := cp.hb
 	for _, x := range trace {
 		t := f.opThread[x]
 		c := cur[t]
@@ -202,7 +265,7 @@ func proveOrdered(f *form, trace []int32, hb bool, qs []query, proven []bool) bo
 		}
 		switch f.kind[x] {
 		case kWait:
-			if !joins(x) {
+			if !cp.joins(x) {
 				break
 			}
 			o := f.obj[x]
@@ -211,15 +274,15 @@ func proveOrdered(f *form, trace []int32, hb bool, qs []query, proven []bool) bo
 				gen := int(f.val[x] / uint64(f.p.Barriers[b].Parties))
 				for g := 1; g <= gen && g < len(barGen[b]); g++ {
 					if barGen[b][g] != nil {
-						join(c, barGen[b][g])
+						joinClock(c, barGen[b][g])
 					}
 				}
 			} else if joinOf[o] != nil {
-				join(c, joinOf[o])
+				joinClock(c, joinOf[o])
 			}
 		}
-		if f.kind[x] == kWait && !f.is(x, fBarrier) && leveled[f.obj[x]] && (!hb || f.link[x] == x) && f.val[x] != f.total[f.obj[x]] {
-			if n := crossN[x]; n > 0 {
+		if f.kind[x] == kWait && !f.is(x, fBarrier) && cp.leveled[f.obj[x]] && (!hb || f.link[x] == x) && f.val[x] != f.total[f.obj[x]] {
+			if n := cp.crossN[x]; n > 0 {
 				o := f.obj[x]
 				ran := 0
 				for i := range buckets[o] {
@@ -230,7 +293,7 @@ func proveOrdered(f *form, trace []int32, hb bool, qs []query, proven []bool) bo
 				if ran == n { // every add of the crossing ran before x, as it must
 					for i := range buckets[o] {
 						if buckets[o][i].lvl < f.val[x] {
-							join(c, buckets[o][i].vec)
+							joinClock(c, buckets[o][i].vec)
 						}
 					}
 				}
@@ -270,19 +333,19 @@ func proveOrdered(f *form, trace []int32, hb bool, qs []query, proven []bool) bo
 		}
 		switch f.kind[x] {
 		case kAdd:
-			if !f.is(x, fBarrier) && leveled[f.obj[x]] {
-				bucketOf(f.obj[x], level[x]).ran++
+			if !f.is(x, fBarrier) && cp.leveled[f.obj[x]] {
+				bucketOf(f.obj[x], cp.level[x]).ran++
 			}
 			if hb && f.link[x] < 0 {
 				break
 			}
 			src := c
 			if ch >= 0 {
-				c[ch] = pos(t, x)
+				c[ch] = cp.pos(t, x)
 				if hb && f.link[x] != x {
 					// A relaxed add releases what precedes its fence.
 					src = append([]int32(nil), c...)
-					src[ch] = pos(t, f.link[x])
+					src[ch] = cp.pos(t, f.link[x])
 				}
 			} else if hb && f.link[x] != x {
 				break // what preceded the fence is not known apart
@@ -297,28 +360,24 @@ func proveOrdered(f *form, trace []int32, hb bool, qs []query, proven []bool) bo
 				if barGen[b][g] == nil {
 					barGen[b][g] = make([]int32, K)
 				}
-				join(barGen[b][g], src)
+				joinClock(barGen[b][g], src)
 			} else {
 				if joinOf[o] == nil {
 					joinOf[o] = make([]int32, K)
 				}
-				join(joinOf[o], src)
-				if leveled[o] {
-					join(bucketOf(o, level[x]).vec, src)
+				joinClock(joinOf[o], src)
+				if cp.leveled[o] {
+					joinClock(bucketOf(o, cp.level[x]).vec, src)
 				}
 			}
 		case kBody:
-			tk := f.task[x]
-			for _, i := range byLate[first[tk]:first[tk+1]] {
-				q := qs[i]
-				ta := f.opThread[q.at]
-				if ca := chainOf[ta]; ca >= 0 && c[ca] > pos(ta, q.at)-1 {
-					proven[i] = true
-				}
+			cp.c = c
+			if !visit(f.task[x]) {
+				return
 			}
 		}
 		if ch >= 0 {
-			c[ch] = pos(t, x)
+			c[ch] = cp.pos(t, x)
 		}
 		if int(t) >= f.workers && x == f.start[t+1]-1 {
 			// The thread is done: its chain may take a successor.
@@ -329,7 +388,6 @@ func proveOrdered(f *form, trace []int32, hb bool, qs []query, proven []bool) bo
 			cur[t] = nil
 		}
 	}
-	return true
 }
 
 // queriesByLate lists the queries by their later task, as CSR: the

@@ -243,7 +243,7 @@ func TestConflictSweep(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
 		p := progen.Program(progen.Medium()).Draw(rt, "program")
 		v := &verifier{f: lowerForm(p)}
-		v.conflicts(func(int32) bool { return true })
+		conflictsOfAll(v)
 		for a := range p.Tasks {
 			for b := a + 1; b < len(p.Tasks); b++ {
 				found := v.pair(uint64(a)<<32|uint64(b)) != nil
@@ -267,7 +267,7 @@ func TestConflictTiles(t *testing.T) {
 	b.Task("d").On(3).Read(m, 720, 10)             // row 7, columns [20,30)
 	p := mustBuild(b)
 	v := &verifier{f: lowerForm(p)}
-	v.conflicts(func(int32) bool { return true })
+	conflictsOfAll(v)
 	for _, c := range []struct {
 		a, b int
 		want bool
@@ -277,4 +277,11 @@ func TestConflictTiles(t *testing.T) {
 			t.Errorf("tasks %d,%d: sweep %v, want %v", c.a, c.b, found, c.want)
 		}
 	}
+}
+
+// conflictsOfAll enumerates the conflicting pairs of every task.
+func conflictsOfAll(v *verifier) {
+	all := func(int32) bool { return true }
+	g, _ := newGrid(v.f.p, all)
+	v.conflicts(g, all)
 }

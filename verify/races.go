@@ -23,9 +23,9 @@ const (
 // span is an item of the conflict sweep: rows [rlo, rhi) and, within each,
 // columns [lo, hi) of an arena's grid (plain byte ranges are row 0).
 type span struct {
-	key      int64 // arena index, or -1-buffer for a buffer without arena
 	lo, hi   int64
 	rlo, rhi int64
+	key      int32 // the arena's dense key (see grid)
 	task     int32
 	write    bool
 }
@@ -37,105 +37,135 @@ type pairInfo struct {
 	first  int32 // the task whose body ran first in the greedy run
 }
 
-// conflicts enumerates pairs of tasks on different threads whose accesses
-// overlap in arena bytes with at least one write, by a sweep over spans
-// sorted by offset in each arena.
-func (v *verifier) conflicts(ran func(task int32) bool) {
-	f := v.f
-	p := f.p
-	// Arenas (or buffers without one) that some task writes: only their
-	// bytes can conflict.
-	written := map[int32]bool{}
+// grid is how the conflict analyses see arena bytes: per arena (or buffer
+// without one, by dense key), whether a task that ran writes it, and the row
+// stride it is swept with.
+//
+// An arena is swept as a grid of rows of `stride` bytes when all its 2-D
+// accesses share that stride and stay within their rows: a 2-D tile is then
+// one item (a row range and a column range) instead of one span per row,
+// and two items overlap exactly when both ranges do. Other arenas are swept
+// as plain byte ranges (one row of infinite width).
+type grid struct {
+	p       *schedule.Program
+	key     []int32 // per buffer: dense key of its arena
+	base    []int64 // per buffer: its offset in the arena
+	written []bool  // per key
+	stride  []int64 // per key: row width, or ≤ 0 for plain byte ranges
+	uses    []int32 // per key: accesses of tasks that ran
+}
+
+func newGrid(p *schedule.Program, ran func(task int32) bool) (*grid, int) {
+	g := &grid{p: p, key: make([]int32, len(p.Buffers)), base: make([]int64, len(p.Buffers))}
+	for b := range p.Buffers {
+		arena, base, _ := schedule.ArenaSpan(p, int32(b), 0, 0)
+		g.key[b], g.base[b] = arena, base
+		if arena < 0 {
+			g.key[b] = int32(len(p.Arenas)) + (-1 - arena)
+		}
+	}
+	n := len(p.Arenas) + len(p.Buffers)
+	g.written, g.stride, g.uses = make([]bool, n), make([]int64, n), make([]int32, n)
+	accesses := 0
 	for i := range p.Tasks {
 		if !ran(int32(i)) {
 			continue
 		}
-		v.stats.Accesses += len(p.Tasks[i].Reads) + len(p.Tasks[i].Writes)
+		accesses += len(p.Tasks[i].Reads) + len(p.Tasks[i].Writes)
 		for _, a := range p.Tasks[i].Writes {
-			arena, _, _ := schedule.ArenaSpan(p, a.Buffer, 0, 0)
-			written[arena] = true
+			g.written[g.key[a.Buffer]] = true
 		}
 	}
-	// Each arena is swept as a grid of rows of `stride` bytes when all its
-	// 2-D accesses share that stride and stay within their rows: a 2-D tile
-	// is then one item (a row range and a column range) instead of one span
-	// per row, and two items overlap exactly when both ranges do. Other
-	// arenas are swept as plain byte ranges (one row of infinite width).
-	dense := func(arena int32) int {
-		if arena >= 0 {
-			return int(arena)
+	for i := range p.Tasks {
+		if !ran(int32(i)) {
+			continue
 		}
-		return len(p.Arenas) + int(-1-arena)
-	}
-	stride := make([]int64, len(p.Arenas)+len(p.Buffers)) // 0 unknown, -1 plain
-	eachAccess := func(fn func(task int, write bool, a schedule.Access, arena int32, base int64)) {
-		for i := range p.Tasks {
-			if !ran(int32(i)) {
-				continue
-			}
-			t := &p.Tasks[i]
-			for k, list := range [][]schedule.Access{t.Reads, t.Writes} {
-				for _, a := range list {
-					arena, base, _ := schedule.ArenaSpan(p, a.Buffer, 0, 0)
-					if !written[arena] {
-						continue
+		t := &p.Tasks[i]
+		for _, list := range [2][]schedule.Access{t.Reads, t.Writes} {
+			for _, a := range list {
+				d := g.key[a.Buffer]
+				if !g.written[d] {
+					continue
+				}
+				g.uses[d]++
+				abs := g.base[a.Buffer] + a.Offset
+				switch {
+				case g.stride[d] < 0:
+				case abs < 0:
+					g.stride[d] = -1
+				case a.Rows > 1:
+					S := int64(a.Stride)
+					if g.stride[d] != 0 && g.stride[d] != S || abs%S+int64(a.Length) > S {
+						g.stride[d] = -1
+					} else {
+						g.stride[d] = S
 					}
-					fn(i, k == 1, a, arena, base)
 				}
 			}
 		}
 	}
-	eachAccess(func(_ int, _ bool, a schedule.Access, arena int32, base int64) {
-		d := dense(arena)
-		abs := base + a.Offset
-		switch {
-		case stride[d] < 0:
-		case abs < 0:
-			stride[d] = -1
-		case a.Rows > 1:
-			S := int64(a.Stride)
-			if stride[d] != 0 && stride[d] != S || abs%S+int64(a.Length) > S {
-				stride[d] = -1
-			} else {
-				stride[d] = S
-			}
+	return g, accesses
+}
+
+// items calls fn with the items of an access to a written arena: rows
+// [rlo, rhi) and, within each, columns [lo, hi).
+func (g *grid) items(a schedule.Access, fn func(rlo, rhi, lo, hi int64)) {
+	base := g.base[a.Buffer]
+	S := g.stride[g.key[a.Buffer]]
+	if S <= 0 {
+		for lo, hi := range a.Spans() {
+			fn(0, 1, base+lo, base+hi)
 		}
-	})
+		return
+	}
+	abs := base + a.Offset
+	if a.Rows > 1 {
+		fn(abs/S, abs/S+int64(a.Rows), abs%S, abs%S+int64(a.Length))
+		return
+	}
+	// A byte range: its first partial row, its full rows, its last
+	// partial row.
+	lo, hi := abs, abs+int64(a.Length)
+	r0, r1 := lo/S, (hi-1)/S
+	if r0 == r1 {
+		fn(r0, r0+1, lo%S, (hi-1)%S+1)
+		return
+	}
+	fn(r0, r0+1, lo%S, S)
+	if r1 > r0+1 {
+		fn(r0+1, r1, 0, S)
+	}
+	fn(r1, r1+1, 0, (hi-1)%S+1)
+}
+
+// conflicts enumerates pairs of tasks on different threads whose accesses
+// overlap in arena bytes with at least one write, by a sweep over items
+// sorted by offset in each arena.
+func (v *verifier) conflicts(g *grid, ran func(task int32) bool) {
+	f := v.f
+	p := f.p
 	var spans []span
-	eachAccess(func(task int, write bool, a schedule.Access, arena int32, base int64) {
-		S := stride[dense(arena)]
-		item := func(rlo, rhi, lo, hi int64) {
-			spans = append(spans, span{key: int64(arena), rlo: rlo, rhi: rhi, lo: lo, hi: hi, task: int32(task), write: write})
+	for i := range p.Tasks {
+		if !ran(int32(i)) {
+			continue
 		}
-		if S <= 0 {
-			for lo, hi := range a.Spans() {
-				item(0, 1, base+lo, base+hi)
+		t := &p.Tasks[i]
+		for k, list := range [2][]schedule.Access{t.Reads, t.Writes} {
+			for _, a := range list {
+				d := g.key[a.Buffer]
+				if !g.written[d] {
+					continue
+				}
+				g.items(a, func(rlo, rhi, lo, hi int64) {
+					spans = append(spans, span{key: d, rlo: rlo, rhi: rhi, lo: lo, hi: hi, task: int32(i), write: k == 1})
+				})
 			}
-			return
 		}
-		abs := base + a.Offset
-		if a.Rows > 1 {
-			item(abs/S, abs/S+int64(a.Rows), abs%S, abs%S+int64(a.Length))
-			return
-		}
-		// A byte range: its first partial row, its full rows, its last
-		// partial row.
-		lo, hi := abs, abs+int64(a.Length)
-		r0, r1 := lo/S, (hi-1)/S
-		if r0 == r1 {
-			item(r0, r0+1, lo%S, (hi-1)%S+1)
-			return
-		}
-		item(r0, r0+1, lo%S, S)
-		if r1 > r0+1 {
-			item(r0+1, r1, 0, S)
-		}
-		item(r1, r1+1, 0, (hi-1)%S+1)
-	})
+	}
 	// Group by arena with a counting sort, then sort each group by offset.
-	start := make([]int, len(p.Arenas)+len(p.Buffers)+1)
+	start := make([]int, len(g.written)+1)
 	for _, sp := range spans {
-		start[dense(int32(sp.key))+1]++
+		start[sp.key+1]++
 	}
 	for i := 1; i < len(start); i++ {
 		start[i] += start[i-1]
@@ -143,7 +173,7 @@ func (v *verifier) conflicts(ran func(task int32) bool) {
 	grouped := make([]span, len(spans))
 	fill := append([]int(nil), start...)
 	for _, sp := range spans {
-		d := dense(int32(sp.key))
+		d := sp.key
 		grouped[fill[d]] = sp
 		fill[d]++
 	}
@@ -275,7 +305,22 @@ func (v *verifier) checkRaces(ctx context.Context, run *engine) error {
 		}
 	}
 	v.when = when
-	v.conflicts(func(t int32) bool { return when[t] >= 0 })
+	ran := func(t int32) bool { return when[t] >= 0 }
+	g, accesses := newGrid(f.p, ran)
+	v.stats.Accesses = accesses
+	// Most programs are proven in one pass; the rest get every pair.
+	ordered, initialized := false, false
+	if useShadow {
+		var err error
+		if ordered, initialized, err = v.shadowOrder(ctx, run, g, accesses); err != nil {
+			return err
+		}
+	}
+	if ordered {
+		v.shadowed, v.initialized = true, initialized
+		return nil
+	}
+	v.conflicts(g, ran)
 	v.stats.Pairs = len(v.slab)
 	// One query per pair, from the body that ran first in the greedy run.
 	all := make([]query, 0, len(v.slab))
@@ -567,6 +612,9 @@ func (v *verifier) reportRaces(keys []uint64, exec *engine) {
 // checkUninitialized finds reads of scratch and output bytes that some
 // execution reaches before any same-buffer write that happens before them.
 func (v *verifier) checkUninitialized(ctx context.Context, run *engine) error {
+	if v.initialized {
+		return nil // the shadow pass proved every read covered
+	}
 	f := v.f
 	p := f.p
 	when := v.when
@@ -599,6 +647,10 @@ func (v *verifier) checkUninitialized(ctx context.Context, run *engine) error {
 	hbMust := func(w, r int32) bool {
 		if f.taskTh[w] == f.taskTh[r] {
 			return f.body[w] < f.body[r]
+		}
+		if v.shadowed {
+			// Every conflicting pair is ordered as it ran.
+			return when[w] < when[r]
 		}
 		lo, hi := min(w, r), max(w, r)
 		pi := v.pair(uint64(lo)<<32 | uint64(hi))

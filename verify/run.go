@@ -19,14 +19,16 @@ type verifier struct {
 	stats     Stats
 	undecided []string
 
-	run       *engine    // the greedy run under the launch's residency
-	explored  bool       // the explorer decided the execution-dependent checks
-	when      []int32    // per task: position of its body in the greedy run, or -1
-	slab      []pairInfo // conflicting task pairs, by key
-	adjStart  []int32    // per task: its pairs are slab[adj[adjStart[t]:adjStart[t+1]]]
-	adj       []int32
-	unsynced  []unsyncedPair
-	truncated []string
+	run         *engine    // the greedy run under the launch's residency
+	explored    bool       // the explorer decided the execution-dependent checks
+	when        []int32    // per task: position of its body in the greedy run, or -1
+	slab        []pairInfo // conflicting task pairs, by key
+	adjStart    []int32    // per task: its pairs are slab[adj[adjStart[t]:adjStart[t+1]]]
+	adj         []int32
+	unsynced    []unsyncedPair
+	shadowed    bool // the shadow pass proved every conflicting pair ordered
+	initialized bool // ... and every read of scratch and output bytes covered
+	truncated   []string
 }
 
 func (v *verifier) add(f Finding) { v.findings = append(v.findings, f) }

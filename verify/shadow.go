@@ -1,0 +1,291 @@
+package verify
+
+import (
+	"context"
+	"math"
+	"slices"
+
+	"github.com/megaproof/megaproof/schedule"
+)
+
+// The shadow pass: one walk over the greedy run, in its order, with the
+// proof clocks, keeping for every byte of every written arena the last
+// task that wrote it and the tasks that read it since. Each access is
+// checked against that state only: a read against the last write, a write
+// against the last write and the reads since. Must-happen-before is
+// transitive and includes program order, so when every such check is
+// proven, every pair of conflicting accesses is ordered: between two
+// accesses of one byte, the writes in between form a chain of proven
+// steps (a read dropped from a list was proven before the read that
+// replaced it). The pass proves; it never refutes. The first check it
+// cannot prove sends the program to the exact pairwise analysis.
+//
+// The same state decides most reads of scratch and output bytes: a byte
+// whose last write was to the same buffer, proven before the read, is
+// covered by a write that happens before it.
+//
+// Each arena is kept as row bands (split where an item's rows begin or
+// end), each a sorted list of disjoint column segments; a band list and a
+// segment list only split where accesses do, so the state stays as small
+// as the pattern of accesses.
+
+// useShadow enables the shadow pass; tests turn it off to compare.
+var useShadow = true
+
+type segment struct {
+	lo, hi int64
+	writer int32 // the last task that wrote these bytes, or -1
+	buf    int32 // the buffer it wrote them through
+	reads  int32 // the readers since, a list in shadowArena.nodes, or -1
+}
+
+type band struct {
+	rlo, rhi int64
+	segs     []segment
+}
+
+type readNode struct{ task, next int32 }
+
+type shadowArena struct {
+	bands []band
+	nodes []readNode // persistent lists: split segments share their tails
+}
+
+// shadowPass is the state of the pass over the greedy run.
+type shadowPass struct {
+	v      *verifier
+	cp     *clockPass
+	g      *grid
+	arenas []*shadowArena // per dense key, while some access is still to come
+	task   int32          // the task whose body is being visited
+	raced  bool           // some check was not proven
+	uninit bool           // some read of scratch or output bytes was not proven covered
+	checks int            // cross-thread checks proven
+	work   int            // segments touched and moved, against budget
+	budget int
+	out    []segment // scratch for the segments replacing a range
+}
+
+// shadowOrder runs the pass. It reports whether every conflicting pair is
+// proven ordered by happens-before, and whether, in addition, every read
+// of scratch or output bytes is proven covered.
+func (v *verifier) shadowOrder(ctx context.Context, run *engine, g *grid, accesses int) (ordered, initialized bool, err error) {
+	f := v.f
+	cp := newClockPass(f, !f.syncing)
+	if cp == nil {
+		return false, false, nil
+	}
+	sp := &shadowPass{v: v, cp: cp, g: g, arenas: make([]*shadowArena, len(g.written)),
+		budget: 64*accesses + 1<<22}
+	p := f.p
+	visited := 0
+	cp.run(run.trace, func(b int32) bool {
+		if visited++; visited%4096 == 0 && ctx.Err() != nil {
+			err = ctx.Err()
+			return false
+		}
+		sp.task = b
+		t := &p.Tasks[b]
+		for _, a := range t.Reads {
+			sp.access(a, false)
+		}
+		for _, a := range t.Writes {
+			sp.access(a, true)
+		}
+		return !sp.raced && sp.work <= sp.budget
+	})
+	if err != nil || sp.raced || sp.work > sp.budget {
+		return false, false, err
+	}
+	v.stats.Pairs = sp.checks
+	return true, !sp.uninit, nil
+}
+
+func needsInit(k schedule.BufferKind) bool {
+	return k == schedule.KindScratch || k == schedule.KindOutput
+}
+
+func (sp *shadowPass) access(a schedule.Access, write bool) {
+	g := sp.g
+	d := g.key[a.Buffer]
+	init := !write && needsInit(sp.v.f.p.Buffers[a.Buffer].Kind)
+	if !g.written[d] {
+		if init {
+			sp.uninit = true // nothing writes the arena
+		}
+		return
+	}
+	sa := sp.arenas[d]
+	if sa == nil {
+		sa = &shadowArena{bands: []band{{rlo: math.MinInt64, rhi: math.MaxInt64}}}
+		sp.arenas[d] = sa
+	}
+	g.items(a, func(rlo, rhi, lo, hi int64) {
+		if rlo >= rhi || lo >= hi {
+			return
+		}
+		i := sp.splitBand(sa, rlo)
+		j := sp.splitBand(sa, rhi)
+		for k := i; k < j; k++ {
+			if write {
+				sp.write(sa, &sa.bands[k], lo, hi, a.Buffer)
+			} else {
+				sp.read(sa, &sa.bands[k], lo, hi, a.Buffer, init)
+			}
+		}
+	})
+	if g.uses[d]--; g.uses[d] == 0 {
+		sp.arenas[d] = nil // no access to come: let the state go
+	}
+}
+
+// splitBand makes r the start of a band and returns that band's index.
+func (sp *shadowPass) splitBand(sa *shadowArena, r int64) int {
+	// Binary search for the first band starting at or after r.
+	lo, hi := 0, len(sa.bands)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if sa.bands[m].rlo < r {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	if lo < len(sa.bands) && sa.bands[lo].rlo == r {
+		return lo
+	}
+	// Band lo-1 contains r.
+	i := lo
+	old := &sa.bands[i-1]
+	nb := band{rlo: r, rhi: old.rhi, segs: slices.Clone(old.segs)}
+	old.rhi = r
+	sp.work += len(old.segs) + len(sa.bands) - i
+	sa.bands = slices.Insert(sa.bands, i, nb)
+	return i
+}
+
+// before reports whether task a's body is proven to happen before the
+// visited task's.
+func (sp *shadowPass) before(a int32) bool {
+	f := sp.v.f
+	if a == sp.task || f.taskTh[a] == f.taskTh[sp.task] {
+		return true
+	}
+	sp.checks++
+	return sp.cp.precedes(a)
+}
+
+// overlapping returns the range [i, j) of segments that overlap [lo, hi).
+func overlapping(segs []segment, lo, hi int64) (int, int) {
+	i, j := 0, len(segs)
+	for i < j {
+		m := int(uint(i+j) >> 1)
+		if segs[m].hi <= lo {
+			i = m + 1
+		} else {
+			j = m
+		}
+	}
+	j = i
+	for j < len(segs) && segs[j].lo < hi {
+		j++
+	}
+	return i, j
+}
+
+// replace puts sp.out in place of segments [i, j) of the band.
+func (sp *shadowPass) replace(bd *band, i, j int) {
+	if len(sp.out) != j-i {
+		sp.work += len(bd.segs) - j
+	}
+	sp.work += len(sp.out)
+	bd.segs = slices.Replace(bd.segs, i, j, sp.out...)
+}
+
+func (sp *shadowPass) read(sa *shadowArena, bd *band, lo, hi int64, buf int32, init bool) {
+	i, j := overlapping(bd.segs, lo, hi)
+	sp.out = sp.out[:0]
+	cur := lo
+	for _, s := range bd.segs[i:j] {
+		if s.lo < lo {
+			left := s
+			left.hi = lo
+			sp.out = append(sp.out, left)
+		}
+		if cur < s.lo {
+			sp.gap(sa, cur, s.lo, init)
+		}
+		if s.writer >= 0 && !sp.before(s.writer) {
+			sp.raced = true
+		}
+		if init && (s.writer < 0 || s.buf != buf) {
+			sp.uninit = true
+		}
+		mid := s
+		mid.lo, mid.hi = max(s.lo, lo), min(s.hi, hi)
+		mid.reads = sp.push(sa, s.reads)
+		sp.out = append(sp.out, mid)
+		if s.hi > hi {
+			right := s
+			right.lo = hi
+			sp.out = append(sp.out, right)
+		}
+		cur = s.hi
+	}
+	if cur < hi {
+		sp.gap(sa, cur, hi, init)
+	}
+	sp.replace(bd, i, j)
+}
+
+// gap records a read of bytes nothing accessed before.
+func (sp *shadowPass) gap(sa *shadowArena, lo, hi int64, init bool) {
+	if init {
+		sp.uninit = true
+	}
+	sp.out = append(sp.out, segment{lo: lo, hi: hi, writer: -1, buf: -1, reads: sp.push(sa, -1)})
+}
+
+// push adds the visited task to a list of readers. A reader proven before
+// it (the head, when it is of the same thread or its clock says so) is
+// dropped: whatever is proven after the new reader is after it too.
+func (sp *shadowPass) push(sa *shadowArena, head int32) int32 {
+	next := head
+	if head >= 0 {
+		h := sa.nodes[head].task
+		f := sp.v.f
+		if h == sp.task || f.taskTh[h] == f.taskTh[sp.task] || sp.cp.precedes(h) {
+			next = sa.nodes[head].next
+		}
+	}
+	sa.nodes = append(sa.nodes, readNode{sp.task, next})
+	return int32(len(sa.nodes) - 1)
+}
+
+func (sp *shadowPass) write(sa *shadowArena, bd *band, lo, hi int64, buf int32) {
+	i, j := overlapping(bd.segs, lo, hi)
+	sp.out = sp.out[:0]
+	if i < j && bd.segs[i].lo < lo {
+		left := bd.segs[i]
+		left.hi = lo
+		sp.out = append(sp.out, left)
+	}
+	sp.out = append(sp.out, segment{lo: lo, hi: hi, writer: sp.task, buf: buf, reads: -1})
+	for _, s := range bd.segs[i:j] {
+		if s.writer >= 0 && !sp.before(s.writer) {
+			sp.raced = true
+		}
+		for r := s.reads; r >= 0; r = sa.nodes[r].next {
+			sp.work++
+			if !sp.before(sa.nodes[r].task) {
+				sp.raced = true
+			}
+		}
+	}
+	if i < j && bd.segs[j-1].hi > hi {
+		right := bd.segs[j-1]
+		right.lo = hi
+		sp.out = append(sp.out, right)
+	}
+	sp.replace(bd, i, j)
+}

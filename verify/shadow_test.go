@@ -1,0 +1,77 @@
+package verify
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/megaproof/megaproof/internal/progen"
+	"github.com/megaproof/megaproof/schedule"
+	"pgregory.net/rapid"
+)
+
+// The shadow pass only proves: whatever it proves ordered or covered, the
+// pairwise analysis finds ordered or covered too, and verify's results are
+// the same with and without it.
+func TestShadowPass(t *testing.T) {
+	var programs, ordered, initialized int
+	for _, gen := range []*rapid.Generator[*schedule.Program]{progen.Program(progen.Small()), progen.Program(progen.Medium())} {
+		rapid.Check(t, func(rt *rapid.T) {
+			p := gen.Draw(rt, "program")
+			useShadow = false
+			slow, err := Run(context.Background(), p, Config{Sanity: true})
+			useShadow = true
+			if err != nil {
+				rt.Fatal(err)
+			}
+			fast, err := Run(context.Background(), p, Config{Sanity: true})
+			if err != nil {
+				rt.Fatal(err)
+			}
+			if d := cmp.Diff(slow.Findings, fast.Findings); d != "" || slow.Verdict != fast.Verdict {
+				rt.Fatalf("verdict %v without the shadow pass, %v with; findings (-without +with):\n%s", slow.Verdict, fast.Verdict, d)
+			}
+			if p.Validate() != nil {
+				return
+			}
+			v := &verifier{f: lowerForm(p)}
+			if v.f.semaphore {
+				return
+			}
+			programs++
+			run := v.checkProgress()
+			v.f.linkPoints()
+			when := make([]int32, len(p.Tasks))
+			for i := range when {
+				when[i] = -1
+			}
+			for i, x := range run.trace {
+				if v.f.kind[x] == kBody {
+					when[v.f.task[x]] = int32(i)
+				}
+			}
+			g, n := newGrid(p, func(t int32) bool { return when[t] >= 0 })
+			ok, init, err := v.shadowOrder(context.Background(), run, g, n)
+			if err != nil {
+				rt.Fatal(err)
+			}
+			if !ok {
+				return
+			}
+			ordered++
+			if init {
+				initialized++
+			}
+			for _, f := range slow.Findings {
+				if strings.HasPrefix(f.Code, "race.") || init && f.Code == CodeUninitializedRead {
+					rt.Fatalf("the shadow pass proved (ordered, covered) = (%v, %v), but the pairwise analysis finds %s: %s", ok, init, f.Code, f.Message)
+				}
+			}
+		})
+	}
+	t.Logf("%d programs: the shadow pass proved %d ordered, %d of them initialized too", programs, ordered, initialized)
+	if ordered == 0 || initialized == 0 {
+		t.Fatal("the shadow pass proved nothing: the comparison is empty")
+	}
+}
