@@ -53,7 +53,9 @@ type clockPass struct {
 	f  *form
 	hb bool
 
-	level      []uint64 // per add: highest threshold its thread waited for on the object before it
+	level      []uint64 // per op: an add's highest threshold its thread waited for on the object before it (nil: all 0)
+	adds       []int    // with level nil, per counter: its adds
+	minAmt     []uint64 // with level nil, per counter: its smallest add
 	byObj      [][]lvlAdd
 	prefixSum  [][]uint64
 	prefixMin  [][]uint64
@@ -63,7 +65,9 @@ type clockPass struct {
 	K          int           // clock components
 	chainOf    []int32       // per thread: its chain, -1 not yet placed, or unplaced
 	base       []int32       // per thread: chain position of its first op
-	c          []int32       // the clock of the op being visited
+	cur        []tclock      // per thread: its clock during run
+	joinOf     [][]int32     // per object: the join of its adds so far
+	t          int32         // the thread of the body being visited
 }
 
 type lvlAdd struct{ lvl, amt uint64 }
@@ -84,7 +88,7 @@ func newClockPass(f *form, hb bool) *clockPass {
 	// if removing any one of those leaves too little, every one of them runs
 	// before the first crossing, in every execution. (Epoch counters shared
 	// across layers are the common case.)
-	level := make([]uint64, len(f.kind))
+	var level []uint64 // per op, allocated at the first add of a nonzero level
 	{
 		last := make([]uint64, len(f.init))
 		var touched []int32
@@ -100,7 +104,12 @@ func newClockPass(f *form, hb bool) *clockPass {
 						last[o] = f.val[x]
 					}
 				case kAdd:
-					level[x] = last[o]
+					if last[o] != 0 {
+						if level == nil {
+							level = make([]uint64, len(f.kind))
+						}
+						level[x] = last[o]
+					}
 				}
 			}
 			for _, o := range touched {
@@ -110,26 +119,43 @@ func newClockPass(f *form, hb bool) *clockPass {
 		}
 	}
 	cp.level = level
-	// Per counter: its adds' levels in order, with prefix sums and minima of
-	// the amounts.
-	byObj := make([][]lvlAdd, f.nc)
-	for x, k := range f.kind {
-		if k == kAdd && !f.is(int32(x), fBarrier) {
-			byObj[f.obj[x]] = append(byObj[f.obj[x]], lvlAdd{level[x], f.val[x]})
+	if level == nil {
+		// Every add is of level 0: a crossing is made by all adds of the
+		// counter, and only their count and smallest amount matter.
+		cp.adds = make([]int, f.nc)
+		cp.minAmt = make([]uint64, f.nc)
+		for o := range cp.minAmt {
+			cp.minAmt[o] = ^uint64(0)
 		}
-	}
-	cp.prefixSum = make([][]uint64, f.nc)
-	cp.prefixMin = make([][]uint64, f.nc)
-	for o, l := range byObj {
-		slices.SortFunc(l, func(a, b lvlAdd) int { return cmpU64(a.lvl, b.lvl) })
-		ps, pm := make([]uint64, len(l)+1), make([]uint64, len(l)+1)
-		ps[0], pm[0] = f.init[o], ^uint64(0)
-		for i, e := range l {
-			ps[i+1], pm[i+1] = satAdd(ps[i], e.amt), min(pm[i], e.amt)
+		for x, k := range f.kind {
+			if k == kAdd && !f.is(int32(x), fBarrier) {
+				o := f.obj[x]
+				cp.adds[o]++
+				cp.minAmt[o] = min(cp.minAmt[o], f.val[x])
+			}
 		}
-		cp.prefixSum[o], cp.prefixMin[o] = ps, pm
+	} else {
+		// Per counter: its adds' levels in order, with prefix sums and
+		// minima of the amounts.
+		byObj := make([][]lvlAdd, f.nc)
+		for x, k := range f.kind {
+			if k == kAdd && !f.is(int32(x), fBarrier) {
+				byObj[f.obj[x]] = append(byObj[f.obj[x]], lvlAdd{level[x], f.val[x]})
+			}
+		}
+		cp.prefixSum = make([][]uint64, f.nc)
+		cp.prefixMin = make([][]uint64, f.nc)
+		for o, l := range byObj {
+			slices.SortFunc(l, func(a, b lvlAdd) int { return cmpU64(a.lvl, b.lvl) })
+			ps, pm := make([]uint64, len(l)+1), make([]uint64, len(l)+1)
+			ps[0], pm[0] = f.init[o], ^uint64(0)
+			for i, e := range l {
+				ps[i+1], pm[i+1] = satAdd(ps[i], e.amt), min(pm[i], e.amt)
+			}
+			cp.prefixSum[o], cp.prefixMin[o] = ps, pm
+		}
+		cp.byObj = byObj
 	}
-	cp.byObj = byObj
 	cp.wellFormed = wellFormedBarriers(f)
 	cp.leveled = make([]bool, f.nc)
 	cp.crossN = make(map[int32]int)
@@ -158,6 +184,13 @@ func newClockPass(f *form, hb bool) *clockPass {
 func (cp *clockPass) crossing(x int32) int {
 	f := cp.f
 	o := f.obj[x]
+	if cp.level == nil {
+		n := cp.adds[o]
+		if n == 0 || f.total[o] < f.val[x] || f.total[o]-cp.minAmt[o] >= f.val[x] {
+			return 0
+		}
+		return n
+	}
 	l := cp.byObj[o]
 	n := len(l)
 	if n > 0 && l[n-1].lvl >= f.val[x] {
@@ -183,6 +216,14 @@ func (cp *clockPass) joins(x int32) bool {
 	return f.val[x] == f.total[o]
 }
 
+// levelOf is add x's level.
+func (cp *clockPass) levelOf(x int32) uint64 {
+	if cp.level == nil {
+		return 0
+	}
+	return cp.level[x]
+}
+
 // pos is thread t's chain prefix through op x.
 func (cp *clockPass) pos(t, x int32) int32 { return cp.base[t] + x - cp.f.start[t] + 1 }
 
@@ -192,7 +233,7 @@ func (cp *clockPass) precedes(a int32) bool {
 	f := cp.f
 	ta := f.taskTh[a]
 	ca := cp.chainOf[ta]
-	return ca >= 0 && cp.c[ca] >= cp.pos(ta, f.body[a])
+	return ca >= 0 && cp.component(cp.t, ca) >= cp.pos(ta, f.body[a])
 }
 
 func joinClock(dst, src []int32) {
@@ -202,8 +243,19 @@ func joinClock(dst, src []int32) {
 	}
 }
 
+// tclock is a thread's clock. Dense, it is a vector; sparse, it is the
+// final join of an object's adds (base, or -1 for none) with the thread's
+// own chain component raised to own. Threads that only pass all-joins on
+// and add to objects joined from the same base stay sparse, so a join
+// costs one component instead of K.
+type tclock struct {
+	vec  []int32
+	base int32
+	own  int32
+}
+
 // run visits the greedy run in order and calls visit at every body, with
-// the body's task, while cp.c is the body's clock (precedes reads it).
+// the body's task, while the body's clock is current (precedes reads it).
 // visit returns false to stop the pass early.
 func (cp *clockPass) run(trace []int32, visit func(task int32) bool) {
 	f := cp.f
@@ -215,14 +267,38 @@ func (cp *clockPass) run(trace []int32, visit func(task int32) bool) {
 	for t := 0; t < f.workers; t++ {
 		chainLen = append(chainLen, f.start[t+1]-f.start[t])
 	}
-	cur := make([][]int32, T)
-	for t := 0; t < f.workers; t++ {
-		cur[t] = make([]int32, K)
+	cur := make([]tclock, T)
+	active := make([]bool, T)
+	for t := range cur {
+		cur[t].base = -1
+		active[t] = t < f.workers
 	}
+	cp.cur = cur
 	var pool [][]int32
+	newVec := func() []int32 {
+		if n := len(pool); n > 0 {
+			v := pool[n-1]
+			pool = pool[:n-1]
+			clear(v)
+			return v
+		}
+		return make([]int32, K)
+	}
 	// Join of the adds on each object; for barriers, per generation; for
 	// counters, also per level of the adds, with how many have run.
+	// joinBase[o] is an object whose final join joinOf[o] includes.
 	joinOf := make([][]int32, len(f.init))
+	cp.joinOf = joinOf
+	joinBase := make([]int32, len(f.init))
+	addsLeft := make([]int32, len(f.init)) // adds not yet run: joinOf is final at 0
+	for o := range joinBase {
+		joinBase[o] = -1
+	}
+	for x, k := range f.kind {
+		if k == kAdd {
+			addsLeft[f.obj[x]]++
+		}
+	}
 	type bucket struct {
 		lvl uint64
 		ran int
@@ -239,8 +315,9 @@ func (cp *clockPass) run(trace []int32, visit func(task int32) bool) {
 		return &buckets[o][i]
 	}
 	barGen := make([][][]int32, f.nb) // barrier -> generation -> join
-	genOf := make([]int32, len(f.kind))
+	var genOf []int32                 // per barrier arrive: its generation
 	if f.nb > 0 {
+		genOf = make([]int32, len(f.kind))
 		seen := map[[2]int32]int32{}
 		for x := range f.kind {
 			if f.is(int32(x), fBarrier) && f.kind[x] == kAdd {
@@ -250,18 +327,41 @@ func (cp *clockPass) run(trace []int32, visit func(task int32) bool) {
 			}
 		}
 	}
+	// dense makes thread t's clock a vector.
+	dense := func(t int32) []int32 {
+		c := &cur[t]
+		if c.vec == nil {
+			c.vec = newVec()
+			if c.base >= 0 {
+				copy(c.vec, joinOf[c.base])
+			}
+			if ch := chainOf[t]; ch >= 0 {
+				c.vec[ch] = max(c.vec[ch], c.own)
+			}
+			c.base, c.own = -1, 0
+		}
+		return c.vec
+	}
+	// joinInto joins thread t's clock (sparse or dense) into dst.
+	joinInto := func(dst []int32, t int32) {
+		c := &cur[t]
+		if c.vec != nil {
+			joinClock(dst, c.vec)
+			return
+		}
+		if c.base >= 0 {
+			joinClock(dst, joinOf[c.base])
+		}
+		if ch := chainOf[t]; ch >= 0 {
+			dst[ch] = max(dst[ch], c.own)
+		}
+	}
 	hb := cp.hb
 	for _, x := range trace {
 		t := f.opThread[x]
-		c := cur[t]
-		if c == nil { // a dynamic thread's first op
-			if n := len(pool); n > 0 {
-				c, pool = pool[n-1], pool[:n-1]
-				clear(c)
-			} else {
-				c = make([]int32, K)
-			}
-			cur[t] = c
+		if !active[t] { // a dynamic thread's first op
+			active[t] = true
+			cur[t] = tclock{base: -1}
 		}
 		switch f.kind[x] {
 		case kWait:
@@ -274,12 +374,22 @@ func (cp *clockPass) run(trace []int32, visit func(task int32) bool) {
 				gen := int(f.val[x] / uint64(f.p.Barriers[b].Parties))
 				for g := 1; g <= gen && g < len(barGen[b]); g++ {
 					if barGen[b][g] != nil {
-						joinClock(c, barGen[b][g])
+						joinClock(dense(t), barGen[b][g])
 					}
 				}
-			} else if joinOf[o] != nil {
-				joinClock(c, joinOf[o])
+				break
 			}
+			if joinOf[o] == nil {
+				break
+			}
+			c := &cur[t]
+			if c.vec == nil && addsLeft[o] == 0 && (c.base < 0 || joinBase[o] == c.base || c.base == o) {
+				// The final join includes the clock's base: it becomes
+				// the base.
+				c.base = o
+				break
+			}
+			joinClock(dense(t), joinOf[o])
 		}
 		if f.kind[x] == kWait && !f.is(x, fBarrier) && cp.leveled[f.obj[x]] && (!hb || f.link[x] == x) && f.val[x] != f.total[f.obj[x]] {
 			if n := cp.crossN[x]; n > 0 {
@@ -293,7 +403,7 @@ func (cp *clockPass) run(trace []int32, visit func(task int32) bool) {
 				if ran == n { // every add of the crossing ran before x, as it must
 					for i := range buckets[o] {
 						if buckets[o][i].lvl < f.val[x] {
-							joinClock(c, buckets[o][i].vec)
+							joinClock(dense(t), buckets[o][i].vec)
 						}
 					}
 				}
@@ -305,7 +415,7 @@ func (cp *clockPass) run(trace []int32, visit func(task int32) bool) {
 			// adds, which come no earlier): after a chain wholly before it.
 			k := int32(-1)
 			for i, ch := range freeChains {
-				if c[ch] >= chainLen[ch] {
+				if cp.component(t, ch) >= chainLen[ch] {
 					k = ch
 					freeChains = append(freeChains[:i], freeChains[i+1:]...)
 					break
@@ -321,10 +431,18 @@ func (cp *clockPass) run(trace []int32, visit func(task int32) bool) {
 				// learned, but no clock will ever name its own ops.
 				k = unplaced
 			}
-			chainOf[t] = k
 			if k >= 0 {
+				// The own component of a sparse clock is its chain's:
+				// settle what the clock held there first.
+				own := cp.component(t, k)
+				chainOf[t] = k
+				if c := &cur[t]; c.vec == nil {
+					c.own = own
+				}
 				base[t] = chainLen[k]
 				chainLen[k] += f.start[t+1] - f.start[t]
+			} else {
+				chainOf[t] = k
 			}
 		}
 		ch := chainOf[t]
@@ -333,24 +451,33 @@ func (cp *clockPass) run(trace []int32, visit func(task int32) bool) {
 		}
 		switch f.kind[x] {
 		case kAdd:
-			if !f.is(x, fBarrier) && cp.leveled[f.obj[x]] {
-				bucketOf(f.obj[x], cp.level[x]).ran++
+			o := f.obj[x]
+			addsLeft[o]--
+			if !f.is(x, fBarrier) && cp.leveled[o] {
+				bucketOf(o, cp.levelOf(x)).ran++
 			}
 			if hb && f.link[x] < 0 {
 				break
 			}
-			src := c
 			if ch >= 0 {
-				c[ch] = cp.pos(t, x)
-				if hb && f.link[x] != x {
-					// A relaxed add releases what precedes its fence.
-					src = append([]int32(nil), c...)
-					src[ch] = cp.pos(t, f.link[x])
-				}
+				cp.setOwn(t, ch, cp.pos(t, x))
 			} else if hb && f.link[x] != x {
 				break // what preceded the fence is not known apart
 			}
-			o := f.obj[x]
+			src := t
+			var relaxed []int32
+			if ch >= 0 && hb && f.link[x] != x {
+				// A relaxed add releases what precedes its fence.
+				relaxed = append([]int32(nil), dense(t)...)
+				relaxed[ch] = cp.pos(t, f.link[x])
+			}
+			join := func(dst []int32) {
+				if relaxed != nil {
+					joinClock(dst, relaxed)
+				} else {
+					joinInto(dst, src)
+				}
+			}
 			if f.is(x, fBarrier) {
 				b := o - int32(f.nc)
 				g := int(genOf[x])
@@ -360,33 +487,74 @@ func (cp *clockPass) run(trace []int32, visit func(task int32) bool) {
 				if barGen[b][g] == nil {
 					barGen[b][g] = make([]int32, K)
 				}
-				joinClock(barGen[b][g], src)
-			} else {
+				join(barGen[b][g])
+				break
+			}
+			c := &cur[t]
+			switch {
+			case joinOf[o] == nil && relaxed == nil && c.vec == nil:
+				joinOf[o] = make([]int32, K)
+				joinInto(joinOf[o], t)
+				joinBase[o] = c.base
+			case joinOf[o] != nil && relaxed == nil && c.vec == nil && (c.base < 0 || c.base == joinBase[o]):
+				// The join already includes the clock's base.
+				if ch >= 0 {
+					joinOf[o][ch] = max(joinOf[o][ch], c.own)
+				}
+			default:
 				if joinOf[o] == nil {
 					joinOf[o] = make([]int32, K)
 				}
-				joinClock(joinOf[o], src)
-				if cp.leveled[o] {
-					joinClock(bucketOf(o, cp.level[x]).vec, src)
-				}
+				join(joinOf[o])
+			}
+			if cp.leveled[o] {
+				join(bucketOf(o, cp.levelOf(x)).vec)
 			}
 		case kBody:
-			cp.c = c
+			cp.t = t
 			if !visit(f.task[x]) {
 				return
 			}
 		}
 		if ch >= 0 {
-			c[ch] = cp.pos(t, x)
+			cp.setOwn(t, ch, cp.pos(t, x))
 		}
 		if int(t) >= f.workers && x == f.start[t+1]-1 {
 			// The thread is done: its chain may take a successor.
 			if ch >= 0 {
 				freeChains = append(freeChains, ch)
 			}
-			pool = append(pool, c)
-			cur[t] = nil
+			if cur[t].vec != nil {
+				pool = append(pool, cur[t].vec)
+			}
+			cur[t] = tclock{base: -1}
 		}
+	}
+}
+
+// component is thread t's clock at chain k.
+func (cp *clockPass) component(t, k int32) int32 {
+	c := &cp.cur[t]
+	if c.vec != nil {
+		return c.vec[k]
+	}
+	var v int32
+	if c.base >= 0 {
+		v = cp.joinOf[c.base][k]
+	}
+	if cp.chainOf[t] == k {
+		v = max(v, c.own)
+	}
+	return v
+}
+
+// setOwn raises thread t's clock at its own chain ch to v.
+func (cp *clockPass) setOwn(t, ch, v int32) {
+	c := &cp.cur[t]
+	if c.vec != nil {
+		c.vec[ch] = v
+	} else {
+		c.own = v
 	}
 }
 

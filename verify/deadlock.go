@@ -20,22 +20,24 @@ func (v *verifier) checkProgress() *engine {
 	e.reset()
 	e.run()
 	v.stats.Steps = len(f.kind)
-	trace := append([]int32(nil), e.trace...)
 	for c, o := range e.overflow {
 		if o {
 			v.add(Finding{
 				Code:    CodeCounterOverflow,
 				Message: fmt.Sprintf("counter %s reaches %d, beyond its %d-bit width", f.p.Counters[c].Name, e.val[c], f.p.Counters[c].Width),
 				Fix:     fmt.Sprintf("declare counter %s with width 64, or signal less", f.p.Counters[c].Name),
-				Witness: f.events(trace),
+				Witness: f.events(e.trace),
 			})
 		}
 	}
 	stuck := e.stuck()
 	if len(stuck) == 0 {
+		// Every wait list is empty: the analyses that follow only read
+		// the trace.
+		e.heaps = nil
 		return e
 	}
-	witness := f.events(trace)
+	witness := f.events(e.trace)
 	if !e.resident {
 		all := newEngine(f, false)
 		all.resident = true
