@@ -107,35 +107,36 @@ func newGrid(p *schedule.Program, ran func(task int32) bool) (*grid, int) {
 	return g, accesses
 }
 
-// items calls fn with the items of an access to a written arena: rows
-// [rlo, rhi) and, within each, columns [lo, hi).
-func (g *grid) items(a schedule.Access, fn func(rlo, rhi, lo, hi int64)) {
+// item is a piece of an access to a written arena: rows [rlo, rhi) and,
+// within each, columns [lo, hi).
+type item struct{ rlo, rhi, lo, hi int64 }
+
+// appendItems appends the items of an access to a written arena.
+func (g *grid) appendItems(dst []item, a schedule.Access) []item {
 	base := g.base[a.Buffer]
 	S := g.stride[g.key[a.Buffer]]
 	if S <= 0 {
 		for lo, hi := range a.Spans() {
-			fn(0, 1, base+lo, base+hi)
+			dst = append(dst, item{0, 1, base + lo, base + hi})
 		}
-		return
+		return dst
 	}
 	abs := base + a.Offset
 	if a.Rows > 1 {
-		fn(abs/S, abs/S+int64(a.Rows), abs%S, abs%S+int64(a.Length))
-		return
+		return append(dst, item{abs / S, abs/S + int64(a.Rows), abs % S, abs%S + int64(a.Length)})
 	}
 	// A byte range: its first partial row, its full rows, its last
 	// partial row.
 	lo, hi := abs, abs+int64(a.Length)
 	r0, r1 := lo/S, (hi-1)/S
 	if r0 == r1 {
-		fn(r0, r0+1, lo%S, (hi-1)%S+1)
-		return
+		return append(dst, item{r0, r0 + 1, lo % S, (hi-1)%S + 1})
 	}
-	fn(r0, r0+1, lo%S, S)
+	dst = append(dst, item{r0, r0 + 1, lo % S, S})
 	if r1 > r0+1 {
-		fn(r0+1, r1, 0, S)
+		dst = append(dst, item{r0 + 1, r1, 0, S})
 	}
-	fn(r1, r1+1, 0, (hi-1)%S+1)
+	return append(dst, item{r1, r1 + 1, 0, (hi-1)%S + 1})
 }
 
 // conflicts enumerates pairs of tasks on different threads whose accesses
@@ -145,6 +146,7 @@ func (v *verifier) conflicts(g *grid, ran func(task int32) bool) {
 	f := v.f
 	p := f.p
 	var spans []span
+	var items []item
 	for i := range p.Tasks {
 		if !ran(int32(i)) {
 			continue
@@ -156,9 +158,10 @@ func (v *verifier) conflicts(g *grid, ran func(task int32) bool) {
 				if !g.written[d] {
 					continue
 				}
-				g.items(a, func(rlo, rhi, lo, hi int64) {
-					spans = append(spans, span{key: d, rlo: rlo, rhi: rhi, lo: lo, hi: hi, task: int32(i), write: k == 1})
-				})
+				items = g.appendItems(items[:0], a)
+				for _, it := range items {
+					spans = append(spans, span{key: d, rlo: it.rlo, rhi: it.rhi, lo: it.lo, hi: it.hi, task: int32(i), write: k == 1})
+				}
 			}
 		}
 	}

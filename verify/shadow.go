@@ -64,6 +64,7 @@ type shadowPass struct {
 	work   int            // segments touched and moved, against budget
 	budget int
 	out    []segment // scratch for the segments replacing a range
+	items  []item    // scratch for an access's items
 }
 
 // shadowOrder runs the pass. It reports whether every conflicting pair is
@@ -120,20 +121,21 @@ func (sp *shadowPass) access(a schedule.Access, write bool) {
 		sa = &shadowArena{bands: []band{{rlo: math.MinInt64, rhi: math.MaxInt64}}}
 		sp.arenas[d] = sa
 	}
-	g.items(a, func(rlo, rhi, lo, hi int64) {
-		if rlo >= rhi || lo >= hi {
-			return
+	sp.items = g.appendItems(sp.items[:0], a)
+	for _, it := range sp.items {
+		if it.rlo >= it.rhi || it.lo >= it.hi {
+			continue
 		}
-		i := sp.splitBand(sa, rlo)
-		j := sp.splitBand(sa, rhi)
+		i := sp.splitBand(sa, it.rlo)
+		j := sp.splitBand(sa, it.rhi)
 		for k := i; k < j; k++ {
 			if write {
-				sp.write(sa, &sa.bands[k], lo, hi, a.Buffer)
+				sp.write(sa, &sa.bands[k], it.lo, it.hi, a.Buffer)
 			} else {
-				sp.read(sa, &sa.bands[k], lo, hi, a.Buffer, init)
+				sp.read(sa, &sa.bands[k], it.lo, it.hi, a.Buffer, init)
 			}
 		}
-	})
+	}
 	if g.uses[d]--; g.uses[d] == 0 {
 		sp.arenas[d] = nil // no access to come: let the state go
 	}
@@ -204,6 +206,22 @@ func (sp *shadowPass) replace(bd *band, i, j int) {
 
 func (sp *shadowPass) read(sa *shadowArena, bd *band, lo, hi int64, buf int32, init bool) {
 	i, j := overlapping(bd.segs, lo, hi)
+	if i < j && bd.segs[i].lo == lo && bd.segs[j-1].hi == hi && contiguous(bd.segs[i:j]) {
+		// The read covers whole segments: no segment changes but its
+		// readers.
+		for k := i; k < j; k++ {
+			s := &bd.segs[k]
+			if s.writer >= 0 && !sp.before(s.writer) {
+				sp.raced = true
+			}
+			if init && (s.writer < 0 || s.buf != buf) {
+				sp.uninit = true
+			}
+			s.reads = sp.push(sa, s.reads)
+		}
+		sp.work += j - i
+		return
+	}
 	sp.out = sp.out[:0]
 	cur := lo
 	for _, s := range bd.segs[i:j] {
@@ -236,6 +254,15 @@ func (sp *shadowPass) read(sa *shadowArena, bd *band, lo, hi int64, buf int32, i
 		sp.gap(sa, cur, hi, init)
 	}
 	sp.replace(bd, i, j)
+}
+
+func contiguous(segs []segment) bool {
+	for k := 1; k < len(segs); k++ {
+		if segs[k].lo != segs[k-1].hi {
+			return false
+		}
+	}
+	return true
 }
 
 // gap records a read of bytes nothing accessed before.
