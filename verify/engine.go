@@ -25,6 +25,7 @@ type engine struct {
 	limit []int32 // per thread: ops with index < limit may run
 	val   []uint64
 	heaps [][]waitEntry // per object: blocked waiters keyed by threshold
+	spare [][]waitEntry // emptied lists, for reuse
 	ready []int32
 	// residency
 	started, finished int
@@ -219,10 +220,21 @@ func (e *engine) add(o int32, v uint64) {
 		e.ready = append(e.ready, h[0].th)
 		h = popHeap(h)
 	}
+	if len(h) == 0 && cap(h) > 0 {
+		// Give the emptied list to the next object that needs one.
+		e.spare = append(e.spare, h)
+		h = nil
+	}
 	e.heaps[o] = h
 }
 
-func (e *engine) push(o int32, w waitEntry) { e.heaps[o] = pushHeap(e.heaps[o], w) }
+func (e *engine) push(o int32, w waitEntry) {
+	if e.heaps[o] == nil && len(e.spare) > 0 {
+		e.heaps[o] = e.spare[len(e.spare)-1]
+		e.spare = e.spare[:len(e.spare)-1]
+	}
+	e.heaps[o] = pushHeap(e.heaps[o], w)
+}
 
 // pushHeap adds w to a min-heap of waiters keyed by threshold.
 func pushHeap(h []waitEntry, w waitEntry) []waitEntry {

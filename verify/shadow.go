@@ -53,18 +53,20 @@ type shadowArena struct {
 
 // shadowPass is the state of the pass over the greedy run.
 type shadowPass struct {
-	v      *verifier
-	cp     *clockPass
-	g      *grid
-	arenas []*shadowArena // per dense key, while some access is still to come
-	task   int32          // the task whose body is being visited
-	raced  bool           // some check was not proven
-	uninit bool           // some read of scratch or output bytes was not proven covered
-	checks int            // cross-thread checks proven
-	work   int            // segments touched and moved, against budget
-	budget int
-	out    []segment // scratch for the segments replacing a range
-	items  []item    // scratch for an access's items
+	v         *verifier
+	cp        *clockPass
+	g         *grid
+	arenas    []*shadowArena // per dense key, while some access is still to come
+	task      int32          // the task whose body is being visited
+	raced     bool           // some check was not proven
+	uninit    bool           // some read of scratch or output bytes was not proven covered
+	checks    int            // cross-thread checks proven
+	work      int            // segments touched and moved, against budget
+	budget    int
+	out       []segment      // scratch for the segments replacing a range
+	items     []item         // scratch for an access's items
+	spare     []*shadowArena // released arenas, for reuse
+	spareSegs [][]segment    // released segment lists, for reuse
 }
 
 // shadowOrder runs the pass. It reports whether every conflicting pair is
@@ -118,7 +120,7 @@ func (sp *shadowPass) access(a schedule.Access, write bool) {
 	}
 	sa := sp.arenas[d]
 	if sa == nil {
-		sa = &shadowArena{bands: []band{{rlo: math.MinInt64, rhi: math.MaxInt64}}}
+		sa = sp.newArena()
 		sp.arenas[d] = sa
 	}
 	sp.items = g.appendItems(sp.items[:0], a)
@@ -137,8 +139,36 @@ func (sp *shadowPass) access(a schedule.Access, write bool) {
 		}
 	}
 	if g.uses[d]--; g.uses[d] == 0 {
-		sp.arenas[d] = nil // no access to come: let the state go
+		// No access to come: the state's lists go to the next arena.
+		sp.arenas[d] = nil
+		for _, b := range sa.bands {
+			sp.spareSegs = append(sp.spareSegs, b.segs[:0])
+		}
+		sa.bands, sa.nodes = sa.bands[:0], sa.nodes[:0]
+		sp.spare = append(sp.spare, sa)
 	}
+}
+
+// newArena returns the state of an arena nothing accessed yet: one band of
+// every row, no segment.
+func (sp *shadowPass) newArena() *shadowArena {
+	sa := &shadowArena{}
+	if n := len(sp.spare); n > 0 {
+		sa = sp.spare[n-1]
+		sp.spare = sp.spare[:n-1]
+	}
+	sa.bands = append(sa.bands, band{rlo: math.MinInt64, rhi: math.MaxInt64, segs: sp.segList()})
+	return sa
+}
+
+// segList returns an empty segment list, reusing a released one.
+func (sp *shadowPass) segList() []segment {
+	if n := len(sp.spareSegs); n > 0 {
+		l := sp.spareSegs[n-1]
+		sp.spareSegs = sp.spareSegs[:n-1]
+		return l
+	}
+	return nil
 }
 
 // splitBand makes r the start of a band and returns that band's index.
@@ -159,7 +189,7 @@ func (sp *shadowPass) splitBand(sa *shadowArena, r int64) int {
 	// Band lo-1 contains r.
 	i := lo
 	old := &sa.bands[i-1]
-	nb := band{rlo: r, rhi: old.rhi, segs: slices.Clone(old.segs)}
+	nb := band{rlo: r, rhi: old.rhi, segs: append(sp.segList(), old.segs...)}
 	old.rhi = r
 	sp.work += len(old.segs) + len(sa.bands) - i
 	sa.bands = slices.Insert(sa.bands, i, nb)
