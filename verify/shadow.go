@@ -60,7 +60,8 @@ type shadowPass struct {
 	task      int32          // the task whose body is being visited
 	raced     bool           // some check was not proven
 	uninit    bool           // some read of scratch or output bytes was not proven covered
-	checks    int            // cross-thread checks proven
+	checks    int            // distinct pairs of tasks on different threads proven ordered
+	checked   []int32        // per task: 1 + the last visited task it was proven before
 	work      int            // segments touched and moved, against budget
 	budget    int
 	out       []segment      // scratch for the segments replacing a range
@@ -79,7 +80,7 @@ func (v *verifier) shadowOrder(ctx context.Context, run *engine, g *grid, access
 		return false, false, nil
 	}
 	sp := &shadowPass{v: v, cp: cp, g: g, arenas: make([]*shadowArena, len(g.written)),
-		budget: 64*accesses + 1<<22}
+		budget: 64*accesses + 1<<22, checked: make([]int32, len(f.p.Tasks))}
 	p := f.p
 	visited := 0
 	cp.run(run.trace, func(b int32) bool {
@@ -203,8 +204,14 @@ func (sp *shadowPass) before(a int32) bool {
 	if a == sp.task || f.taskTh[a] == f.taskTh[sp.task] {
 		return true
 	}
-	sp.checks++
-	return sp.cp.precedes(a)
+	if !sp.cp.precedes(a) {
+		return false
+	}
+	if sp.checked[a] != sp.task+1 {
+		sp.checked[a] = sp.task + 1
+		sp.checks++
+	}
+	return true
 }
 
 // overlapping returns the range [i, j) of segments that overlap [lo, hi).
