@@ -32,6 +32,12 @@ import (
 // useShadow enables the shadow pass; tests turn it off to compare.
 var useShadow = true
 
+// shadowBudget bounds the segments the pass may touch and move before it
+// leaves the program to the pairwise analysis: splitting segment lists in
+// the middle is linear in their length, so adversarial access orders could
+// otherwise make the pass quadratic. Tests shrink it.
+var shadowBudget = func(accesses int) int { return 64*accesses + 1<<22 }
+
 type segment struct {
 	lo, hi int64
 	writer int32 // the last task that wrote these bytes, or -1
@@ -80,7 +86,7 @@ func (v *verifier) shadowOrder(ctx context.Context, run *engine, g *grid, access
 		return false, false, nil
 	}
 	sp := &shadowPass{v: v, cp: cp, g: g, arenas: make([]*shadowArena, len(g.written)),
-		budget: 64*accesses + 1<<22, checked: make([]int32, len(f.p.Tasks))}
+		budget: shadowBudget(accesses), checked: make([]int32, len(f.p.Tasks))}
 	p := f.p
 	visited := 0
 	cp.run(run.trace, func(b int32) bool {

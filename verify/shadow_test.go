@@ -2,6 +2,7 @@ package verify
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 
@@ -73,5 +74,67 @@ func TestShadowPass(t *testing.T) {
 	t.Logf("%d programs: the shadow pass proved %d ordered, %d of them initialized too", programs, ordered, initialized)
 	if ordered == 0 || initialized == 0 {
 		t.Fatal("the shadow pass proved nothing: the comparison is empty")
+	}
+}
+
+// A pass that runs out of budget leaves the program to the pairwise
+// analysis, with the same results.
+func TestShadowBudget(t *testing.T) {
+	defer func(b func(int) int) { shadowBudget = b }(shadowBudget)
+	gen := progen.Program(progen.Small())
+	for i := 0; i < 300; i++ {
+		p := gen.Example(i)
+		shadowBudget = func(int) int { return 1 << 30 }
+		full, err := Run(context.Background(), p, Config{Sanity: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		shadowBudget = func(int) int { return 0 }
+		starved, err := Run(context.Background(), p, Config{Sanity: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := cmp.Diff(full.Findings, starved.Findings); d != "" || full.Verdict != starved.Verdict {
+			t.Fatalf("seed %d: verdict %v with the shadow pass, %v without budget (-with +without):\n%s", i, full.Verdict, starved.Verdict, d)
+		}
+	}
+}
+
+// countdown is a context that is canceled after n calls to Err.
+type countdown struct {
+	context.Context
+	n int
+}
+
+func (c *countdown) Err() error {
+	if c.n--; c.n < 0 {
+		return context.Canceled
+	}
+	return nil
+}
+
+// Run honors cancellation inside the analyses: a context canceled at any
+// point gives context.Canceled or a complete result, never a partial one.
+func TestCancel(t *testing.T) {
+	p := layered(20000, 64, true)
+	canceled := 0
+	for n := 0; n < 12; n++ {
+		r, err := Run(context.Background(), p, Config{})
+		if err != nil || r.Verdict != Safe {
+			t.Fatalf("uncanceled: %v %v", r, err)
+		}
+		r, err = Run(&countdown{context.Background(), n}, p, Config{})
+		switch {
+		case errors.Is(err, context.Canceled):
+			canceled++
+		case err != nil:
+			t.Fatalf("n=%d: %v", n, err)
+		case r.Verdict != Safe:
+			t.Fatalf("n=%d: verdict %v", n, r.Verdict)
+		}
+	}
+	t.Logf("%d of 12 canceled", canceled)
+	if canceled < 2 {
+		t.Fatalf("only %d of 12 cancellations were noticed", canceled)
 	}
 }
