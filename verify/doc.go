@@ -59,11 +59,20 @@
 //  1. verify itself, fast at any size. With counters and barriers only, no
 //     step disables another (values only grow; waits are ≥), so the system
 //     is confluent and one greedy run, with wait lists keyed by threshold,
-//     decides deadlock for every interleaving. Conflicting pairs come from
-//     a sweep of byte ranges per arena, so disjoint tiles never meet. Each
-//     pair is then ordered by the cheapest exact means that settles it:
-//     - proof clocks, one pass over the greedy run joining all-join waits
-//     and well-formed barrier generations (they only prove, never refute);
+//     decides deadlock for every interleaving. Races and uninitialized
+//     reads are first tried in one shadow pass: the greedy run is walked in
+//     order with proof clocks (joining all-join waits, well-formed barrier
+//     generations and epoch crossings; they only prove, never refute), and
+//     every access is checked against the last write and the reads since
+//     of the bytes it touches, kept per arena as row bands of column
+//     segments. Must-happen-before is transitive, so when every such check
+//     is proven every conflicting pair is ordered, and a read whose bytes
+//     were last written through its own buffer, proven before it, is
+//     covered. The first check the pass cannot prove sends the program to
+//     the pairwise analysis: conflicting pairs come from a sweep of byte
+//     ranges per arena, so disjoint tiles never meet, and each pair is
+//     ordered by the cheapest exact means that settles it:
+//     - proof clocks, as above, for every pair at once;
 //     - withhold-runs: step a must precede step b exactly when b is
 //     unreachable with a withheld, and per thread the steps that must
 //     precede b form a prefix, so one incremental sweep per thread orders

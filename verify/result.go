@@ -80,14 +80,20 @@ type Finding struct {
 
 // Stats describes the work an analysis did.
 type Stats struct {
-	Tasks    int    `json:"tasks"`
-	Threads  int    `json:"threads"`
-	Steps    int    `json:"steps"`
-	Accesses int    `json:"accesses"`
-	Pairs    int    `json:"conflict_pairs"`
-	States   int    `json:"explored_states,omitempty"`
-	Games    int    `json:"taint_games,omitempty"`
-	Engine   string `json:"engine"`
+	Tasks    int `json:"tasks"`
+	Threads  int `json:"threads"`
+	Steps    int `json:"steps"`
+	Accesses int `json:"accesses"`
+	// Pairs counts the pairs of tasks on different threads with
+	// conflicting accesses that the analysis ordered directly. When the
+	// shadow pass proves a program, that is each access against the last
+	// writer and the readers since of its bytes, and every other
+	// conflicting pair is ordered through them; otherwise it is every
+	// conflicting pair.
+	Pairs  int    `json:"conflict_pairs"`
+	States int    `json:"explored_states,omitempty"`
+	Games  int    `json:"taint_games,omitempty"`
+	Engine string `json:"engine"`
 }
 
 // Result is the outcome of [Run].
