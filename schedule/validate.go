@@ -204,13 +204,15 @@ func (p *Program) validateObjects(ds *diags) {
 }
 
 func checkNames(ds *diags, what string, n int, name func(int) string) {
-	// An open-addressing table of indices keyed by a hash of the name: a
-	// map of a million strings costs several times more.
+	// An open-addressing table keyed by a hash of the name, each slot the
+	// hash's high half and the index + 1: names are compared only when
+	// their hashes agree. A map of a million strings costs several times
+	// more.
 	size := 16
 	for size < 2*n {
 		size *= 2
 	}
-	table := make([]int32, size) // index + 1, 0 empty
+	table := make([]uint64, size) // 0 empty
 	seed := maphash.MakeSeed()
 	for i := 0; i < n; i++ {
 		s := name(i)
@@ -218,15 +220,23 @@ func checkNames(ds *diags, what string, n int, name func(int) string) {
 			ds.add(CodeName, fmt.Sprintf("$.%s[%d].name", what, i), "empty name")
 			continue
 		}
-		h := int(maphash.String(seed, s) & uint64(size-1))
-		for table[h] != 0 && name(int(table[h]-1)) != s {
-			h = (h + 1) & (size - 1)
+		hash := maphash.String(seed, s)
+		tag := hash >> 32 << 32
+		h := int(hash & uint64(size-1))
+		dup := -1
+		for ; table[h] != 0; h = (h + 1) & (size - 1) {
+			if table[h]&^0xffffffff == tag {
+				if j := int(uint32(table[h])) - 1; name(j) == s {
+					dup = j
+					break
+				}
+			}
 		}
-		if j := table[h]; j != 0 {
-			ds.add(CodeDuplicate, fmt.Sprintf("$.%s[%d].name", what, i), "name %q already used by $.%s[%d]", s, what, j-1)
+		if dup >= 0 {
+			ds.add(CodeDuplicate, fmt.Sprintf("$.%s[%d].name", what, i), "name %q already used by $.%s[%d]", s, what, dup)
 			continue
 		}
-		table[h] = int32(i + 1)
+		table[h] = tag | uint64(i+1)
 	}
 }
 

@@ -241,57 +241,66 @@ var parallelLowering = true
 // operations per barrier; it may be nil only when there are no barriers.
 func (f *form) lowerTasks(lo, hi int, first []int32, gen map[[2]int32]uint64) bool {
 	p := f.p
-	nc := int32(f.nc)
 	semaphore := false
 	for i := lo; i < hi; i++ {
 		tk := &p.Tasks[i]
 		th := f.taskTh[i]
 		x := first[i]
-		emit := func(k uint8, obj int32, v uint64, fl uint8) {
-			f.kind[x], f.obj[x], f.val[x], f.task[x] = k, obj, v, int32(i)
-			f.flags[x], f.opThread[x] = fl, th
-			x++
-		}
-		step := func(s schedule.Step) {
-			var fl uint8
-			if s.Relaxed {
-				fl |= fRelaxed
-			}
-			if s.Scope.CrossWorker() {
-				fl |= fCross
-			}
-			switch s.Kind {
-			case schedule.Wait:
-				emit(kWait, s.Object, s.Value, fl)
-			case schedule.Signal:
-				emit(kAdd, s.Object, s.Value, fl)
-			case schedule.Sync, schedule.Arrive:
-				key := [2]int32{th, s.Object}
-				gen[key]++
-				emit(kAdd, nc+s.Object, 1, fCross|fBarrier)
-				if s.Kind == schedule.Sync {
-					emit(kWait, nc+s.Object, gen[key]*uint64(p.Barriers[s.Object].Parties), fCross|fBarrier)
-				}
-			case schedule.Acquire:
-				semaphore = true
-				emit(kAcquire, s.Object, s.Value, fl&fCross)
-			case schedule.Release:
-				semaphore = true
-				emit(kRelease, s.Object, s.Value, fl&fCross)
-			case schedule.Fence:
-				emit(kFence, 0, 0, fl&fCross)
-			}
-		}
 		for _, s := range tk.Before {
-			step(s)
+			x = f.lowerStep(x, int32(i), th, s, gen, &semaphore)
 		}
 		f.body[i] = x
-		emit(kBody, 0, 0, fCross)
+		f.emit(x, kBody, 0, 0, fCross, int32(i), th)
+		x++
 		for _, s := range tk.After {
-			step(s)
+			x = f.lowerStep(x, int32(i), th, s, gen, &semaphore)
 		}
 	}
 	return semaphore
+}
+
+// emit writes op x.
+func (f *form) emit(x int32, k uint8, obj int32, v uint64, fl uint8, task, th int32) {
+	f.kind[x], f.obj[x], f.val[x], f.task[x] = k, obj, v, task
+	f.flags[x], f.opThread[x] = fl, th
+}
+
+// lowerStep writes the ops of step s of a task from op x on and returns
+// the next op.
+func (f *form) lowerStep(x, task, th int32, s schedule.Step, gen map[[2]int32]uint64, semaphore *bool) int32 {
+	var fl uint8
+	if s.Relaxed {
+		fl |= fRelaxed
+	}
+	if s.Scope.CrossWorker() {
+		fl |= fCross
+	}
+	switch s.Kind {
+	case schedule.Wait:
+		f.emit(x, kWait, s.Object, s.Value, fl, task, th)
+	case schedule.Signal:
+		f.emit(x, kAdd, s.Object, s.Value, fl, task, th)
+	case schedule.Sync, schedule.Arrive:
+		key := [2]int32{th, s.Object}
+		gen[key]++
+		nc := int32(f.nc)
+		f.emit(x, kAdd, nc+s.Object, 1, fCross|fBarrier, task, th)
+		if s.Kind == schedule.Sync {
+			x++
+			f.emit(x, kWait, nc+s.Object, gen[key]*uint64(f.p.Barriers[s.Object].Parties), fCross|fBarrier, task, th)
+		}
+	case schedule.Acquire:
+		*semaphore = true
+		f.emit(x, kAcquire, s.Object, s.Value, fl&fCross, task, th)
+	case schedule.Release:
+		*semaphore = true
+		f.emit(x, kRelease, s.Object, s.Value, fl&fCross, task, th)
+	case schedule.Fence:
+		f.emit(x, kFence, 0, 0, fl&fCross, task, th)
+	default:
+		return x
+	}
+	return x + 1
 }
 
 // Operation flags.

@@ -52,7 +52,7 @@ type grid struct {
 	base    []int64 // per buffer: its offset in the arena
 	written []bool  // per key
 	stride  []int64 // per key: row width, or ≤ 0 for plain byte ranges
-	uses    []int32 // per key: accesses of tasks that ran
+	uses    []int32 // per key: accesses of tasks that ran (meaningful where written)
 }
 
 func newGrid(p *schedule.Program, ran func(task int32) bool) (*grid, int) {
@@ -71,21 +71,13 @@ func newGrid(p *schedule.Program, ran func(task int32) bool) (*grid, int) {
 		if !ran(int32(i)) {
 			continue
 		}
-		accesses += len(p.Tasks[i].Reads) + len(p.Tasks[i].Writes)
-		for _, a := range p.Tasks[i].Writes {
-			g.written[g.key[a.Buffer]] = true
-		}
-	}
-	for i := range p.Tasks {
-		if !ran(int32(i)) {
-			continue
-		}
 		t := &p.Tasks[i]
-		for _, list := range [2][]schedule.Access{t.Reads, t.Writes} {
+		accesses += len(t.Reads) + len(t.Writes)
+		for k, list := range [2][]schedule.Access{t.Reads, t.Writes} {
 			for _, a := range list {
 				d := g.key[a.Buffer]
-				if !g.written[d] {
-					continue
+				if k == 1 {
+					g.written[d] = true
 				}
 				g.uses[d]++
 				abs := g.base[a.Buffer] + a.Offset

@@ -25,7 +25,7 @@ func (v *verifier) checkStatic() {
 		t := &p.Tasks[i]
 		check := func(a schedule.Access, what string) {
 			lo, hi := a.Extent()
-			b := p.Buffers[a.Buffer]
+			b := &p.Buffers[a.Buffer]
 			if lo < 0 || uint64(hi) > b.Size {
 				v.add(Finding{
 					Code:    CodeOutOfBounds,
@@ -39,7 +39,7 @@ func (v *verifier) checkStatic() {
 		}
 		for _, a := range t.Writes {
 			check(a, "writes")
-			b := p.Buffers[a.Buffer]
+			b := &p.Buffers[a.Buffer]
 			if b.Kind.ReadOnly() {
 				v.add(Finding{
 					Code:    CodeReadonlyWrite,
