@@ -301,7 +301,11 @@ func (v *verifier) checkRaces(ctx context.Context, run *engine) error {
 	}
 	v.when = when
 	ran := func(t int32) bool { return when[t] >= 0 }
-	g, accesses := newGrid(f.p, ran)
+	g, accesses := v.pregrid, v.preAccesses
+	if g == nil || slices.Contains(when, -1) {
+		g, accesses = newGrid(f.p, ran)
+	}
+	v.pregrid = nil
 	v.stats.Accesses = accesses
 	// Most programs are proven in one pass; the rest get every pair.
 	ordered, initialized := false, false

@@ -26,6 +26,8 @@ type verifier struct {
 	adjStart    []int32    // per task: its pairs are slab[adj[adjStart[t]:adjStart[t+1]]]
 	adj         []int32
 	unsynced    []unsyncedPair
+	pregrid     *grid // the arena grid of every task, computed beside the greedy run
+	preAccesses int
 	shadowed    bool // the shadow pass proved every conflicting pair ordered
 	initialized bool // ... and every read of scratch and output bytes covered
 	truncated   []string
@@ -92,8 +94,26 @@ func run(ctx context.Context, p *schedule.Program, cfg Config) (*Result, error) 
 	}
 	v := &verifier{f: lowerForm(p), cfg: cfg}
 	v.stats = Stats{Tasks: len(p.Tasks), Threads: v.f.threads(), Steps: len(v.f.kind), Engine: "greedy"}
+	// On large programs the static checks and the arena grid are computed
+	// beside the greedy run; static findings keep their place.
+	var bg chan []Finding
+	staticAt := 0
 	for _, c := range checks {
+		if c == Races && bg != nil {
+			v.joinStatic(bg, staticAt)
+			bg = nil
+		}
 		switch {
+		case c == Static && len(p.Tasks) >= backgroundTasks:
+			bg, staticAt = make(chan []Finding, 1), len(v.findings)
+			races := slices.Contains(checks, Races) && !v.f.semaphore
+			go func() {
+				if races {
+					v.pregrid, v.preAccesses = newGrid(p, func(int32) bool { return true })
+				}
+				bg <- staticFindings(p)
+			}()
+			continue
 		case c == Static:
 		case v.f.semaphore:
 			// Semaphores break confluence: the explorer decides every
@@ -109,6 +129,9 @@ func run(ctx context.Context, p *schedule.Program, cfg Config) (*Result, error) 
 		if err := c.run(v, ctx); err != nil {
 			return nil, err
 		}
+	}
+	if bg != nil {
+		v.joinStatic(bg, staticAt)
 	}
 	kept := v.findings[:0]
 	for _, f := range v.findings {
@@ -127,6 +150,17 @@ func run(ctx context.Context, p *schedule.Program, cfg Config) (*Result, error) 
 		}
 	}
 	return r, nil
+}
+
+// backgroundTasks is the size from which static checks run beside the
+// greedy run; tests lower it.
+var backgroundTasks = 1 << 14
+
+// joinStatic waits for the static findings computed in the background and
+// puts them where the static check would have added them.
+func (v *verifier) joinStatic(bg chan []Finding, at int) {
+	static := <-bg
+	v.findings = slices.Insert(v.findings, at, static...)
 }
 
 func (v *verifier) result() *Result {

@@ -138,3 +138,26 @@ func TestCancel(t *testing.T) {
 		t.Fatalf("only %d of 12 cancellations were noticed", canceled)
 	}
 }
+
+// Static checks and the arena grid computed beside the greedy run give the
+// same results as in sequence.
+func TestBackgroundStatic(t *testing.T) {
+	defer func(n int) { backgroundTasks = n }(backgroundTasks)
+	for _, gen := range []*rapid.Generator[*schedule.Program]{progen.Program(progen.Small()), progen.Program(progen.Medium())} {
+		rapid.Check(t, func(rt *rapid.T) {
+			p := gen.Draw(rt, "program")
+			var res [2]*Result
+			for i, n := range [2]int{1 << 30, 0} {
+				backgroundTasks = n
+				r, err := Run(context.Background(), p, Config{Sanity: true})
+				if err != nil {
+					rt.Fatal(err)
+				}
+				res[i] = r
+			}
+			if d := cmp.Diff(res[0], res[1]); d != "" {
+				rt.Fatalf("sequential vs background (-seq +bg):\n%s", d)
+			}
+		})
+	}
+}

@@ -10,11 +10,14 @@ import (
 // checkStatic reports the findings that need no execution: accesses out of
 // bounds, writes to read-only buffers, output bytes nobody writes, and a
 // cooperative launch beyond the target's capacity.
-func (v *verifier) checkStatic() {
-	p := v.f.p
+func (v *verifier) checkStatic() { v.findings = append(v.findings, staticFindings(v.f.p)...) }
+
+func staticFindings(p *schedule.Program) []Finding {
+	var out []Finding
+	add := func(f Finding) { out = append(out, f) }
 	l := p.Launch
 	if l.Cooperative && l.Workers > l.Capacity() {
-		v.add(Finding{
+		add(Finding{
 			Code:    CodeOccupancy,
 			Message: fmt.Sprintf("cooperative launch of %d workers exceeds the %d co-resident workers %s holds (%d SMs × %d); the launch fails", l.Workers, l.Capacity(), targetName(l.Target), l.SMs, l.PerSM),
 			Fix:     fmt.Sprintf("launch at most %d workers", l.Capacity()),
@@ -27,7 +30,7 @@ func (v *verifier) checkStatic() {
 			lo, hi := a.Extent()
 			b := &p.Buffers[a.Buffer]
 			if lo < 0 || uint64(hi) > b.Size {
-				v.add(Finding{
+				add(Finding{
 					Code:    CodeOutOfBounds,
 					Message: fmt.Sprintf("task %q %s bytes [%d, %d) of %s, which has %d bytes", t.Name, what, lo, hi, b.Name, b.Size),
 					Tasks:   []int{i},
@@ -41,7 +44,7 @@ func (v *verifier) checkStatic() {
 			check(a, "writes")
 			b := &p.Buffers[a.Buffer]
 			if b.Kind.ReadOnly() {
-				v.add(Finding{
+				add(Finding{
 					Code:    CodeReadonlyWrite,
 					Message: fmt.Sprintf("task %q writes %s buffer %s", t.Name, b.Kind, b.Name),
 					Tasks:   []int{i},
@@ -60,13 +63,14 @@ func (v *verifier) checkStatic() {
 			continue
 		}
 		if gap, ok := firstGap(written[bi], 0, int64(b.Size)); ok {
-			v.add(Finding{
+			add(Finding{
 				Code:    CodeOutputUnwritten,
 				Message: fmt.Sprintf("output %s: bytes [%d, %d) are never written", b.Name, gap[0], gap[1]),
 				Fix:     "add the missing tile",
 			})
 		}
 	}
+	return out
 }
 
 // firstGap returns the first sub-range of [lo, hi) not covered by spans.
