@@ -371,11 +371,12 @@ func (cp *clockPass) run(trace []int32, visit func(task int32) bool) {
 			o := f.obj[x]
 			if f.is(x, fBarrier) {
 				b := o - int32(f.nc)
+				// In a well-formed barrier every arrival of a generation
+				// follows its thread's await of the one before, so the
+				// join of a generation includes every earlier one.
 				gen := int(f.val[x] / uint64(f.p.Barriers[b].Parties))
-				for g := 1; g <= gen && g < len(barGen[b]); g++ {
-					if barGen[b][g] != nil {
-						joinClock(dense(t), barGen[b][g])
-					}
+				if gen < len(barGen[b]) && barGen[b][gen] != nil {
+					joinClock(dense(t), barGen[b][gen])
 				}
 				break
 			}

@@ -225,6 +225,13 @@ func (v *verifier) conflicts(g *grid, ran func(task int32) bool) {
 			reads = append(reads, i)
 		}
 	}
+	v.indexPairs(notes)
+}
+
+// indexPairs sorts and merges notes into v.slab, one record per task pair,
+// and lists each task's pairs for lookups by task.
+func (v *verifier) indexPairs(notes []pairInfo) {
+	p := v.f.p
 	slices.SortFunc(notes, func(a, b pairInfo) int { return cmpU64(a.key, b.key) })
 	v.slab = v.slab[:0]
 	for _, n := range notes {
@@ -234,7 +241,6 @@ func (v *verifier) conflicts(g *grid, ran func(task int32) bool) {
 		}
 		v.slab = append(v.slab, n)
 	}
-	// Each task's pairs, for lookups by task.
 	v.adjStart = make([]int32, len(p.Tasks)+1)
 	for _, pi := range v.slab {
 		v.adjStart[pi.key>>32+1]++
@@ -308,26 +314,77 @@ func (v *verifier) checkRaces(ctx context.Context, run *engine) error {
 	v.pregrid = nil
 	v.stats.Accesses = accesses
 	// Most programs are proven in one pass; the rest get every pair.
-	ordered, initialized := false, false
 	if useShadow {
-		var err error
-		if ordered, initialized, err = v.shadowOrder(ctx, run, g, accesses); err != nil {
+		ok, err := v.shadowRaces(ctx, run, g, accesses)
+		if err != nil || ok {
 			return err
 		}
 	}
-	if ordered {
-		v.shadowed, v.initialized = true, initialized
-		return nil
-	}
 	v.conflicts(g, ran)
 	v.stats.Pairs = len(v.slab)
+	if err := v.orderPairs(ctx, run); err != nil {
+		return err
+	}
+	v.reportRaces()
+	return nil
+}
+
+// shadowRaces tries the shadow pass, and decides the pairs of adjacent
+// accesses its clocks could not prove with the exact pairwise machinery.
+// It reports whether every conflicting pair is then ordered.
+func (v *verifier) shadowRaces(ctx context.Context, run *engine, g *grid, accesses int) (bool, error) {
+	ordered, initialized, unproven, err := v.shadowOrder(ctx, run, g, accesses)
+	if err != nil || !ordered {
+		return false, err
+	}
+	if len(unproven) > 0 {
+		// Every pair of adjacent accesses ordered still orders every
+		// conflicting pair; anything else is left to the full analysis,
+		// which reports it.
+		undecided := len(v.undecided)
+		v.indexPairs(unproven)
+		// The first race ends the attempt.
+		sub, stop := context.WithCancel(ctx)
+		defer stop()
+		v.onRace = stop
+		err := v.orderPairs(sub, run)
+		v.onRace = nil
+		if err != nil {
+			if ctx.Err() != nil {
+				return false, ctx.Err()
+			}
+			ordered = false // a race: stopped
+		}
+		for _, pi := range v.slab {
+			if pi.result != hbOrdered {
+				ordered = false
+			}
+		}
+		v.stats.Pairs += len(v.slab)
+		v.slab, v.adjStart, v.adj, v.unsynced = nil, nil, nil, nil
+		if len(v.undecided) > undecided {
+			ordered = false
+			v.undecided = v.undecided[:undecided]
+		}
+		if !ordered {
+			return false, nil
+		}
+	}
+	v.shadowed, v.initialized = true, initialized
+	return true, nil
+}
+
+// orderPairs decides the order of every pair of v.slab: proof clocks
+// first, then withhold-run sweeps, composed clocks, sweeps of the
+// synchronizing relaxation and the taint game.
+func (v *verifier) orderPairs(ctx context.Context, run *engine) error {
+	f := v.f
+	when := v.when
 	// One query per pair, from the body that ran first in the greedy run.
 	all := make([]query, 0, len(v.slab))
-	keys := make([]uint64, len(v.slab))
 	for i := range v.slab {
 		pi := &v.slab[i]
 		k := pi.key
-		keys[i] = k
 		a, b := int32(k>>32), int32(k&0xffffffff)
 		if when[b] < when[a] {
 			a, b = b, a
@@ -362,6 +419,9 @@ func (v *verifier) checkRaces(ctx context.Context, run *engine) error {
 		switch {
 		case e.executed(f.body[q.late]):
 			v.pair(q.key).result = hbRace
+			if v.onRace != nil {
+				v.onRace()
+			}
 		case f.syncing:
 			v.pair(q.key).result = hbOrdered
 		default:
@@ -442,7 +502,6 @@ func (v *verifier) checkRaces(ctx context.Context, run *engine) error {
 			}
 		}
 	}
-	v.reportRaces(keys, exec)
 	return nil
 }
 
@@ -548,16 +607,18 @@ func (v *verifier) unsyncFix(a, b int32) string {
 	return strings.Join(fixes, "; ")
 }
 
-func (v *verifier) reportRaces(keys []uint64, exec *engine) {
+func (v *verifier) reportRaces() {
 	f := v.f
 	p := f.p
+	exec := newEngine(f, false)
 	counts := map[string]int{}
 	unsynced := map[uint64][]int32{}
 	for _, u := range v.unsynced {
 		unsynced[u.key] = u.trace
 	}
-	for _, k := range keys {
-		pi := v.pair(k)
+	for i := range v.slab {
+		pi := &v.slab[i]
+		k := pi.key
 		if pi.result != hbRace && pi.result != hbUnsynced {
 			continue
 		}

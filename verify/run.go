@@ -28,8 +28,9 @@ type verifier struct {
 	unsynced    []unsyncedPair
 	pregrid     *grid // the arena grid of every task, computed beside the greedy run
 	preAccesses int
-	shadowed    bool // the shadow pass proved every conflicting pair ordered
-	initialized bool // ... and every read of scratch and output bytes covered
+	onRace      func() // called when a pair is found racing
+	shadowed    bool   // the shadow pass proved every conflicting pair ordered
+	initialized bool   // ... and every read of scratch and output bytes covered
 	truncated   []string
 }
 

@@ -64,7 +64,7 @@ type shadowPass struct {
 	g         *grid
 	arenas    []*shadowArena // per dense key, while some access is still to come
 	task      int32          // the task whose body is being visited
-	raced     bool           // some check was not proven
+	unproven  []pairInfo     // pairs of adjacent accesses the clocks could not prove
 	uninit    bool           // some read of scratch or output bytes was not proven covered
 	checks    int            // distinct pairs of tasks on different threads proven ordered
 	checked   []int32        // per task: 1 + the last visited task it was proven before
@@ -79,11 +79,11 @@ type shadowPass struct {
 // shadowOrder runs the pass. It reports whether every conflicting pair is
 // proven ordered by happens-before, and whether, in addition, every read
 // of scratch or output bytes is proven covered.
-func (v *verifier) shadowOrder(ctx context.Context, run *engine, g *grid, accesses int) (ordered, initialized bool, err error) {
+func (v *verifier) shadowOrder(ctx context.Context, run *engine, g *grid, accesses int) (ordered, initialized bool, unproven []pairInfo, err error) {
 	f := v.f
 	cp := newClockPass(f, !f.syncing)
 	if cp == nil {
-		return false, false, nil
+		return false, false, nil, nil
 	}
 	sp := &shadowPass{v: v, cp: cp, g: g, arenas: make([]*shadowArena, len(g.written)),
 		budget: shadowBudget(accesses), checked: make([]int32, len(f.p.Tasks))}
@@ -102,13 +102,13 @@ func (v *verifier) shadowOrder(ctx context.Context, run *engine, g *grid, access
 		for _, a := range t.Writes {
 			sp.access(a, true)
 		}
-		return !sp.raced && sp.work <= sp.budget
+		return sp.work <= sp.budget
 	})
-	if err != nil || sp.raced || sp.work > sp.budget {
-		return false, false, err
+	if err != nil || sp.work > sp.budget {
+		return false, false, nil, err
 	}
 	v.stats.Pairs = sp.checks
-	return true, !sp.uninit, nil
+	return true, !sp.uninit, sp.unproven, nil
 }
 
 func needsInit(k schedule.BufferKind) bool {
@@ -203,21 +203,20 @@ func (sp *shadowPass) splitBand(sa *shadowArena, r int64) int {
 	return i
 }
 
-// before reports whether task a's body is proven to happen before the
-// visited task's.
-func (sp *shadowPass) before(a int32) bool {
+// before checks that task a's body happens before the visited task's:
+// proven by the clocks, or noted for the exact analysis.
+func (sp *shadowPass) before(a int32) {
 	f := sp.v.f
-	if a == sp.task || f.taskTh[a] == f.taskTh[sp.task] {
-		return true
+	if a == sp.task || f.taskTh[a] == f.taskTh[sp.task] || sp.checked[a] == sp.task+1 {
+		return
 	}
-	if !sp.cp.precedes(a) {
-		return false
-	}
-	if sp.checked[a] != sp.task+1 {
-		sp.checked[a] = sp.task + 1
+	sp.checked[a] = sp.task + 1
+	if sp.cp.precedes(a) {
 		sp.checks++
+		return
 	}
-	return true
+	lo, hi := min(a, sp.task), max(a, sp.task)
+	sp.unproven = append(sp.unproven, pairInfo{key: uint64(lo)<<32 | uint64(hi)})
 }
 
 // overlapping returns the range [i, j) of segments that overlap [lo, hi).
@@ -254,8 +253,8 @@ func (sp *shadowPass) read(sa *shadowArena, bd *band, lo, hi int64, buf int32, i
 		// readers.
 		for k := i; k < j; k++ {
 			s := &bd.segs[k]
-			if s.writer >= 0 && !sp.before(s.writer) {
-				sp.raced = true
+			if s.writer >= 0 {
+				sp.before(s.writer)
 			}
 			if init && (s.writer < 0 || s.buf != buf) {
 				sp.uninit = true
@@ -276,8 +275,8 @@ func (sp *shadowPass) read(sa *shadowArena, bd *band, lo, hi int64, buf int32, i
 		if cur < s.lo {
 			sp.gap(sa, cur, s.lo, init)
 		}
-		if s.writer >= 0 && !sp.before(s.writer) {
-			sp.raced = true
+		if s.writer >= 0 {
+			sp.before(s.writer)
 		}
 		if init && (s.writer < 0 || s.buf != buf) {
 			sp.uninit = true
@@ -342,14 +341,12 @@ func (sp *shadowPass) write(sa *shadowArena, bd *band, lo, hi int64, buf int32) 
 	}
 	sp.out = append(sp.out, segment{lo: lo, hi: hi, writer: sp.task, buf: buf, reads: -1})
 	for _, s := range bd.segs[i:j] {
-		if s.writer >= 0 && !sp.before(s.writer) {
-			sp.raced = true
+		if s.writer >= 0 {
+			sp.before(s.writer)
 		}
 		for r := s.reads; r >= 0; r = sa.nodes[r].next {
 			sp.work++
-			if !sp.before(sa.nodes[r].task) {
-				sp.raced = true
-			}
+			sp.before(sa.nodes[r].task)
 		}
 	}
 	if i < j && bd.segs[j-1].hi > hi {
