@@ -172,3 +172,27 @@ func TestBackgroundStatic(t *testing.T) {
 		})
 	}
 }
+
+// With every check of the shadow pass left to the exact decision of
+// adjacent pairs, verify's results stay those of the pairwise analysis.
+func TestShadowAdjacentPairs(t *testing.T) {
+	defer func() { shadowClocks, useShadow = true, true }()
+	for _, gen := range []*rapid.Generator[*schedule.Program]{progen.Program(progen.Small()), progen.Program(progen.Medium())} {
+		rapid.Check(t, func(rt *rapid.T) {
+			p := gen.Draw(rt, "program")
+			shadowClocks, useShadow = true, false
+			want, err := Run(context.Background(), p, Config{Sanity: true})
+			if err != nil {
+				rt.Fatal(err)
+			}
+			shadowClocks, useShadow = false, true
+			got, err := Run(context.Background(), p, Config{Sanity: true})
+			if err != nil {
+				rt.Fatal(err)
+			}
+			if d := cmp.Diff(want.Findings, got.Findings); d != "" || want.Verdict != got.Verdict {
+				rt.Fatalf("verdict %v pairwise, %v through adjacent pairs (-pairwise +adjacent):\n%s", want.Verdict, got.Verdict, d)
+			}
+		})
+	}
+}
