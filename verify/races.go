@@ -415,9 +415,15 @@ func (v *verifier) orderPairs(ctx context.Context, run *engine) error {
 		}
 	}
 	exec := newEngine(f, false)
-	err := sweepAll(ctx, exec, execTodo, func(q query, e *engine) {
+	sweeps := func(todo map[int32][]query, ask func(query, func(int32) bool)) error {
+		if useCheckpoints && exec.resident {
+			return checkpointSweeps(ctx, f, run.trace, todo, ask)
+		}
+		return sweepAll(ctx, exec, todo, ask)
+	}
+	err := sweeps(execTodo, func(q query, executed func(int32) bool) {
 		switch {
-		case e.executed(f.body[q.late]):
+		case executed(f.body[q.late]):
 			v.pair(q.key).result = hbRace
 			if v.onRace != nil {
 				v.onRace()
@@ -453,8 +459,8 @@ func (v *verifier) orderPairs(ctx context.Context, run *engine) error {
 	}
 	unsure := map[int32][]query{} // source task -> pairs the relaxation cannot order
 	if len(hbTodo) > 0 {
-		err := sweepAll(ctx, newEngine(f, true), hbTodo, func(q query, e *engine) {
-			if e.executed(f.body[q.late]) {
+		err := sweepAll(ctx, newEngine(f, true), hbTodo, func(q query, executed func(int32) bool) {
+			if executed(f.body[q.late]) {
 				src := f.task[q.at]
 				unsure[src] = append(unsure[src], q)
 			} else {
@@ -531,7 +537,7 @@ type unsyncedPair struct {
 
 // sweepAll sweeps every thread that has queries, in thread order, with its
 // queries in op order.
-func sweepAll(ctx context.Context, e *engine, todo map[int32][]query, ask func(query, *engine)) error {
+func sweepAll(ctx context.Context, e *engine, todo map[int32][]query, ask func(query, func(int32) bool)) error {
 	for _, u := range sortedThreads(todo) {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -545,7 +551,7 @@ func sweepAll(ctx context.Context, e *engine, todo map[int32][]query, ask func(q
 
 // sweep runs withhold-runs for thread u: before each query's op, with u
 // frozen there, ask about the other task.
-func sweep(e *engine, u int, qs []query, ask func(query, *engine)) {
+func sweep(e *engine, u int, qs []query, ask func(query, func(int32) bool)) {
 	if len(qs) == 0 {
 		return
 	}
@@ -558,7 +564,7 @@ func sweep(e *engine, u int, qs []query, ask func(query, *engine)) {
 			e.thaw(u, q.at)
 			e.run()
 		}
-		ask(q, e)
+		ask(q, e.executed)
 	}
 }
 

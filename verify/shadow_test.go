@@ -196,3 +196,26 @@ func TestShadowAdjacentPairs(t *testing.T) {
 		})
 	}
 }
+
+// Sweeps from checkpoints of the greedy run decide exactly what sweeps
+// from the initial state decide.
+func TestCheckpointSweeps(t *testing.T) {
+	defer func() { useCheckpoints, useShadow = true, true }()
+	for _, gen := range []*rapid.Generator[*schedule.Program]{progen.Program(progen.Small()), progen.Program(progen.Medium())} {
+		rapid.Check(t, func(rt *rapid.T) {
+			p := gen.Draw(rt, "program")
+			var res [2]*Result
+			for i, on := range [2]bool{false, true} {
+				useCheckpoints, useShadow = on, false
+				r, err := Run(context.Background(), p, Config{Sanity: true})
+				if err != nil {
+					rt.Fatal(err)
+				}
+				res[i] = r
+			}
+			if d := cmp.Diff(res[0], res[1]); d != "" {
+				rt.Fatalf("from the initial state vs from checkpoints (-initial +checkpoints):\n%s", d)
+			}
+		})
+	}
+}
