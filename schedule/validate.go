@@ -85,6 +85,10 @@ func (ds *diags) err() error {
 // JSON location of each problem.
 func (p *Program) Validate() error {
 	var ds diags
+	if p == nil {
+		ds.add(CodeSyntax, "$", "no program (nil)")
+		return ds.err()
+	}
 	p.validate(&ds)
 	return ds.err()
 }

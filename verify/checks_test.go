@@ -91,17 +91,17 @@ func TestPrefixJoin(t *testing.T) {
 		v.f.linkPoints()
 		conflictsOfAll(v)
 		var qs []query
-		for _, pi := range v.slab {
+		for i, pi := range v.slab {
 			a, b := int32(pi.key>>32), int32(pi.key&0xffffffff)
 			if p.Tasks[b].Name == "r" {
-				qs = append(qs, query{at: v.f.body[a], late: b, key: pi.key})
+				qs = append(qs, query{at: v.f.body[a], late: b, pair: int32(i)})
 			}
 		}
 		proven := make([]bool, len(qs))
 		proveOrdered(v.f, e.trace, false, qs, proven)
 		for i, ok := range proven {
 			if ok != c.want {
-				t.Errorf("later add waits first: %v; pair %x proven %v, want %v", c.later, qs[i].key, ok, c.want)
+				t.Errorf("later add waits first: %v; pair %x proven %v, want %v", c.later, v.slab[qs[i].pair].key, ok, c.want)
 			}
 		}
 		if len(qs) != 2 {

@@ -287,7 +287,7 @@ func (v *verifier) pair(k uint64) *pairInfo {
 type query struct {
 	at   int32 // body op of the earlier task
 	late int32 // the later task
-	key  uint64
+	pair int32 // the pair's index in v.slab
 }
 
 // checkRaces orders every conflicting pair: first by execution order
@@ -390,7 +390,7 @@ func (v *verifier) orderPairs(ctx context.Context, run *engine) error {
 			a, b = b, a
 		}
 		pi.first = a
-		all = append(all, query{f.body[a], b, k})
+		all = append(all, query{f.body[a], b, int32(i)})
 	}
 	// Clocks prove most pairs ordered in one pass; withhold-run sweeps
 	// decide the rest exactly.
@@ -407,7 +407,7 @@ func (v *verifier) orderPairs(ctx context.Context, run *engine) error {
 		u := f.opThread[q.at]
 		switch {
 		case hbProven[i]:
-			v.pair(q.key).result = hbOrdered
+			v.slab[q.pair].result = hbOrdered
 		case execProven[i]:
 			hbTodo[u] = append(hbTodo[u], q)
 		default:
@@ -424,12 +424,12 @@ func (v *verifier) orderPairs(ctx context.Context, run *engine) error {
 	err := sweeps(execTodo, func(q query, executed func(int32) bool) {
 		switch {
 		case executed(f.body[q.late]):
-			v.pair(q.key).result = hbRace
+			v.slab[q.pair].result = hbRace
 			if v.onRace != nil {
 				v.onRace()
 			}
 		case f.syncing:
-			v.pair(q.key).result = hbOrdered
+			v.slab[q.pair].result = hbOrdered
 		default:
 			u := f.opThread[q.at]
 			hbTodo[u] = append(hbTodo[u], q)
@@ -449,7 +449,7 @@ func (v *verifier) orderPairs(ctx context.Context, run *engine) error {
 			hbTodo = map[int32][]query{}
 			for i, q := range qs {
 				if proven[i] {
-					v.pair(q.key).result = hbOrdered
+					v.slab[q.pair].result = hbOrdered
 				} else {
 					u := f.opThread[q.at]
 					hbTodo[u] = append(hbTodo[u], q)
@@ -464,7 +464,7 @@ func (v *verifier) orderPairs(ctx context.Context, run *engine) error {
 				src := f.task[q.at]
 				unsure[src] = append(unsure[src], q)
 			} else {
-				v.pair(q.key).result = hbOrdered
+				v.slab[q.pair].result = hbOrdered
 			}
 		})
 		if err != nil {
@@ -497,10 +497,10 @@ func (v *verifier) orderPairs(ctx context.Context, run *engine) error {
 			return left > 0
 		})
 		for _, q := range qs {
-			pi := v.pair(q.key)
+			pi := &v.slab[q.pair]
 			if tr, ok := witness[q.late]; ok {
 				pi.result = hbUnsynced
-				v.unsynced = append(v.unsynced, unsyncedPair{q.key, tr})
+				v.unsynced = append(v.unsynced, unsyncedPair{pi.key, tr})
 			} else if complete {
 				pi.result = hbOrdered
 			} else {
