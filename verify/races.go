@@ -322,7 +322,7 @@ func (v *verifier) checkRaces(ctx context.Context, run *engine) error {
 	}
 	v.conflicts(g, ran)
 	v.stats.Pairs = len(v.slab)
-	if err := v.orderPairs(ctx, run); err != nil {
+	if err := v.orderPairs(ctx, run, false); err != nil {
 		return err
 	}
 	v.reportRaces()
@@ -342,12 +342,12 @@ func (v *verifier) shadowRaces(ctx context.Context, run *engine, g *grid, access
 		// conflicting pair; anything else is left to the full analysis,
 		// which reports it.
 		undecided := len(v.undecided)
-		v.indexPairs(unproven)
+		v.slab = unproven // each pair once: noted at its later task's body
 		// The first race ends the attempt.
 		sub, stop := context.WithCancel(ctx)
 		defer stop()
 		v.onRace = stop
-		err := v.orderPairs(sub, run)
+		err := v.orderPairs(sub, run, true)
 		v.onRace = nil
 		if err != nil {
 			if ctx.Err() != nil {
@@ -376,8 +376,10 @@ func (v *verifier) shadowRaces(ctx context.Context, run *engine, g *grid, access
 
 // orderPairs decides the order of every pair of v.slab: proof clocks
 // first, then withhold-run sweeps, composed clocks, sweeps of the
-// synchronizing relaxation and the taint game.
-func (v *verifier) orderPairs(ctx context.Context, run *engine) error {
+// synchronizing relaxation and the taint game. unproven says the shadow
+// pass's clocks (happens-before clocks, or execution-order clocks when
+// every edge synchronizes) already failed on every pair.
+func (v *verifier) orderPairs(ctx context.Context, run *engine, unproven bool) error {
 	f := v.f
 	when := v.when
 	// One query per pair, from the body that ran first in the greedy run.
@@ -395,11 +397,15 @@ func (v *verifier) orderPairs(ctx context.Context, run *engine) error {
 	// Clocks prove most pairs ordered in one pass; withhold-run sweeps
 	// decide the rest exactly.
 	execProven := make([]bool, len(all))
-	proveOrdered(f, run.trace, false, all, execProven)
+	if !unproven || !f.syncing {
+		proveOrdered(f, run.trace, false, all, execProven)
+	}
 	hbProven := execProven
 	if !f.syncing {
 		hbProven = make([]bool, len(all))
-		proveOrdered(f, run.trace, true, all, hbProven)
+		if !unproven {
+			proveOrdered(f, run.trace, true, all, hbProven)
+		}
 	}
 	execTodo := map[int32][]query{}
 	hbTodo := map[int32][]query{}
