@@ -23,13 +23,14 @@ import (
 type checkpoint struct {
 	f      *form
 	trace  []int32
-	at     int      // trace ops applied to the checkpoint
-	pos    []int32  // per thread: next op
-	val    []uint64 // per object
-	limit  []int32  // per thread: ops before it may run
-	waits  [][]int32
-	ready  []int32 // threads to advance
-	enable []int32 // threads whose next op may be enabled at the checkpoint
+	at     int       // trace ops applied to the checkpoint
+	pos    []int32   // per thread: next op
+	val    []uint64  // per object
+	limit  []int32   // per thread: ops before it may run
+	waits  [][]int32 // per object: its wait ops by threshold
+	next   []int32   // per object: the first of its waits above its value
+	ready  []int32   // threads to advance
+	enable []int32   // threads whose next op may be enabled at the checkpoint
 	inEn   []bool
 
 	// Undo log of a sweep: first-changed threads and objects, with their
@@ -40,6 +41,8 @@ type checkpoint struct {
 	posOld             []int32
 	valLog             []int32
 	valOld             []uint64
+	nextOld            []int32
+	wake               func(t int32) // queues t in a sweep
 }
 
 func newCheckpoint(f *form, trace []int32) *checkpoint {
@@ -50,6 +53,7 @@ func newCheckpoint(f *form, trace []int32) *checkpoint {
 		waits:    make([][]int32, len(f.init)),
 		posStamp: make([]int32, T), valStamp: make([]int32, len(f.init)),
 	}
+	c.wake = func(t int32) { c.ready = append(c.ready, t) }
 	for t := range T {
 		c.limit[t] = f.start[t+1]
 		c.markEnabled(int32(t))
@@ -59,8 +63,12 @@ func newCheckpoint(f *form, trace []int32) *checkpoint {
 			c.waits[f.obj[x]] = append(c.waits[f.obj[x]], int32(x))
 		}
 	}
-	for _, ws := range c.waits {
+	c.next = make([]int32, len(f.init))
+	for o, ws := range c.waits {
 		slices.SortFunc(ws, func(a, b int32) int { return cmpU64(f.val[a], f.val[b]) })
+		for int(c.next[o]) < len(ws) && f.val[ws[c.next[o]]] <= c.val[o] {
+			c.next[o]++
+		}
 	}
 	return c
 }
@@ -77,17 +85,18 @@ func (c *checkpoint) markEnabled(t int32) {
 	}
 }
 
-// woken calls fn for every thread parked at a wait on o whose threshold is
-// in (from, to].
-func (c *checkpoint) woken(o int32, from, to uint64, fn func(t int32)) {
+// woken calls fn for every thread parked at a wait on o whose threshold
+// the value just passed (from next[o] up to the value to).
+func (c *checkpoint) woken(o int32, to uint64, fn func(t int32)) {
 	f := c.f
 	ws := c.waits[o]
-	i, _ := slices.BinarySearchFunc(ws, from+1, func(x int32, v uint64) int { return cmpU64(f.val[x], v) })
-	for ; i < len(ws) && f.val[ws[i]] <= to; i++ {
+	i := c.next[o]
+	for ; int(i) < len(ws) && f.val[ws[i]] <= to; i++ {
 		if t := f.opThread[ws[i]]; c.pos[t] == ws[i] {
 			fn(t)
 		}
 	}
+	c.next[o] = i
 }
 
 // advanceTo applies the greedy run's ops before trace position p.
@@ -100,9 +109,8 @@ func (c *checkpoint) advanceTo(p int) {
 		c.markEnabled(t)
 		if f.kind[x] == kAdd {
 			o := f.obj[x]
-			old := c.val[o]
-			c.val[o] = satAdd(old, f.val[x])
-			c.woken(o, old, c.val[o], c.markEnabled)
+			c.val[o] = satAdd(c.val[o], f.val[x])
+			c.woken(o, c.val[o], c.markEnabled)
 		}
 	}
 }
@@ -121,10 +129,10 @@ func (c *checkpoint) add(o int32, v uint64) {
 		c.valStamp[o] = c.stamp
 		c.valLog = append(c.valLog, o)
 		c.valOld = append(c.valOld, c.val[o])
+		c.nextOld = append(c.nextOld, c.next[o])
 	}
-	old := c.val[o]
-	c.val[o] = satAdd(old, v)
-	c.woken(o, old, c.val[o], func(t int32) { c.ready = append(c.ready, t) })
+	c.val[o] = satAdd(c.val[o], v)
+	c.woken(o, c.val[o], c.wake)
 }
 
 // run advances threads until none can move.
@@ -152,7 +160,7 @@ func (c *checkpoint) run() {
 func (c *checkpoint) sweep(u int32, qs []query, ask func(q query, executed func(x int32) bool)) {
 	f := c.f
 	c.stamp++
-	c.posLog, c.posOld, c.valLog, c.valOld = c.posLog[:0], c.posOld[:0], c.valLog[:0], c.valOld[:0]
+	c.posLog, c.posOld, c.valLog, c.valOld, c.nextOld = c.posLog[:0], c.posOld[:0], c.valLog[:0], c.valOld[:0], c.nextOld[:0]
 	executed := func(x int32) bool { return c.pos[f.opThread[x]] > x }
 	c.limit[u] = f.start[u]
 	// Threads that may move at the checkpoint. Those parked at a wait the
@@ -184,7 +192,7 @@ func (c *checkpoint) sweep(u int32, qs []query, ask func(q query, executed func(
 		c.pos[t] = c.posOld[i]
 	}
 	for i, o := range c.valLog {
-		c.val[o] = c.valOld[i]
+		c.val[o], c.next[o] = c.valOld[i], c.nextOld[i]
 	}
 }
 
