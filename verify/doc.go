@@ -68,15 +68,19 @@
 //     segments. Must-happen-before is transitive, so when every such check
 //     is proven every conflicting pair is ordered, and a read whose bytes
 //     were last written through its own buffer, proven before it, is
-//     covered. The first check the pass cannot prove sends the program to
-//     the pairwise analysis: conflicting pairs come from a sweep of byte
-//     ranges per arena, so disjoint tiles never meet, and each pair is
-//     ordered by the cheapest exact means that settles it:
+//     covered. The checks the clocks cannot prove are decided exactly as a
+//     list of adjacent pairs; a program with an adjacent pair that is not
+//     ordered goes to the pairwise analysis, which reports every racing
+//     pair: conflicting pairs come from a sweep of byte ranges per arena,
+//     so disjoint tiles never meet, and each pair is ordered by the
+//     cheapest exact means that settles it:
 //     - proof clocks, as above, for every pair at once;
 //     - withhold-runs: step a must precede step b exactly when b is
 //     unreachable with a withheld, and per thread the steps that must
 //     precede b form a prefix, so one incremental sweep per thread orders
-//     every remaining pair on it;
+//     every remaining pair on it; by confluence a sweep may start from the
+//     greedy run's state just before the withheld thread's first op, and
+//     does when every worker is resident;
 //     - happens-before equals must-precede when every edge synchronizes;
 //     otherwise composed clocks (an acquire synchronizes with every release
 //     that must precede it) and a relaxation in which non-synchronizing
