@@ -150,74 +150,56 @@ func TestCancel(t *testing.T) {
 	}
 }
 
-// Static checks and the arena grid computed beside the greedy run give the
-// same results as in sequence.
-func TestBackgroundStatic(t *testing.T) {
-	defer func(n int) { backgroundTasks = n }(backgroundTasks)
+// sameResults requires Run to give the same results on random small and
+// medium programs under two settings of the package's switches; restore
+// puts the defaults back. Stats are compared too when withStats is set.
+func sameResults(t *testing.T, what string, settings [2]func(), restore func(), withStats bool) {
+	defer restore()
 	for _, gen := range []*rapid.Generator[*schedule.Program]{progen.Program(progen.Small()), progen.Program(progen.Medium())} {
 		rapid.Check(t, func(rt *rapid.T) {
 			p := gen.Draw(rt, "program")
 			var res [2]*Result
-			for i, n := range [2]int{1 << 30, 0} {
-				backgroundTasks = n
+			for i, set := range settings {
+				set()
 				r, err := Run(context.Background(), p, Config{Sanity: true})
 				if err != nil {
 					rt.Fatal(err)
 				}
+				if !withStats {
+					r.Stats = Stats{}
+				}
 				res[i] = r
 			}
 			if d := cmp.Diff(res[0], res[1]); d != "" {
-				rt.Fatalf("sequential vs background (-seq +bg):\n%s", d)
+				rt.Fatalf("%s (-first +second):\n%s", what, d)
 			}
 		})
 	}
+}
+
+// Static checks and the arena grid computed beside the greedy run give the
+// same results as in sequence.
+func TestBackgroundStatic(t *testing.T) {
+	n := backgroundTasks
+	sameResults(t, "sequential vs background",
+		[2]func(){func() { backgroundTasks = 1 << 30 }, func() { backgroundTasks = 0 }},
+		func() { backgroundTasks = n }, true)
 }
 
 // With every check of the shadow pass left to the exact decision of
 // adjacent pairs, verify's results stay those of the pairwise analysis.
 func TestShadowAdjacentPairs(t *testing.T) {
-	defer func() { shadowClocks, useShadow = true, true }()
-	for _, gen := range []*rapid.Generator[*schedule.Program]{progen.Program(progen.Small()), progen.Program(progen.Medium())} {
-		rapid.Check(t, func(rt *rapid.T) {
-			p := gen.Draw(rt, "program")
-			shadowClocks, useShadow = true, false
-			want, err := Run(context.Background(), p, Config{Sanity: true})
-			if err != nil {
-				rt.Fatal(err)
-			}
-			shadowClocks, useShadow = false, true
-			got, err := Run(context.Background(), p, Config{Sanity: true})
-			if err != nil {
-				rt.Fatal(err)
-			}
-			if d := cmp.Diff(want.Findings, got.Findings); d != "" || want.Verdict != got.Verdict {
-				rt.Fatalf("verdict %v pairwise, %v through adjacent pairs (-pairwise +adjacent):\n%s", want.Verdict, got.Verdict, d)
-			}
-		})
-	}
+	sameResults(t, "pairwise vs through adjacent pairs",
+		[2]func(){func() { useShadow = false }, func() { useShadow, shadowClocks = true, false }},
+		func() { useShadow, shadowClocks = true, true }, false)
 }
 
 // Sweeps from checkpoints of the greedy run decide exactly what sweeps
 // from the initial state decide.
 func TestCheckpointSweeps(t *testing.T) {
-	defer func() { useCheckpoints, useShadow = true, true }()
-	for _, gen := range []*rapid.Generator[*schedule.Program]{progen.Program(progen.Small()), progen.Program(progen.Medium())} {
-		rapid.Check(t, func(rt *rapid.T) {
-			p := gen.Draw(rt, "program")
-			var res [2]*Result
-			for i, on := range [2]bool{false, true} {
-				useCheckpoints, useShadow = on, false
-				r, err := Run(context.Background(), p, Config{Sanity: true})
-				if err != nil {
-					rt.Fatal(err)
-				}
-				res[i] = r
-			}
-			if d := cmp.Diff(res[0], res[1]); d != "" {
-				rt.Fatalf("from the initial state vs from checkpoints (-initial +checkpoints):\n%s", d)
-			}
-		})
-	}
+	sameResults(t, "from the initial state vs from checkpoints",
+		[2]func(){func() { useShadow, useCheckpoints = false, false }, func() { useShadow, useCheckpoints = false, true }},
+		func() { useShadow, useCheckpoints = true, true }, true)
 }
 
 // A nil program is invalid, not a crash.
