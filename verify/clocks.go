@@ -414,8 +414,10 @@ func (cp *clockPass) run(trace []int32, visit func(task int32) bool) {
 			// Place the dynamic thread, once its leading waits have joined
 			// what precedes them (clocks only learn of a thread through its
 			// adds, which come no earlier): after a chain wholly before it.
+			// The chains that finished first are the likeliest to be
+			// wholly before it; only so many are tried.
 			k := int32(-1)
-			for i, ch := range freeChains {
+			for i, ch := range freeChains[:min(len(freeChains), maxChainTries)] {
 				if cp.component(t, ch) >= chainLen[ch] {
 					k = ch
 					freeChains = append(freeChains[:i], freeChains[i+1:]...)
@@ -583,6 +585,9 @@ func queriesByLate(qs []query, tasks int) (first, byLate []int32) {
 var maxDynamicChains = 2048
 
 const unplaced = -2
+
+// maxChainTries bounds the free chains a dynamic thread is tried on.
+const maxChainTries = 64
 
 // wellFormedBarriers reports, per barrier, whether every participant only
 // syncs on it, all sync the same number of times, and the parties equal
