@@ -66,7 +66,8 @@ type clockPass struct {
 	chainOf    []int32       // per thread: its chain, -1 not yet placed, or unplaced
 	base       []int32       // per thread: chain position of its first op
 	cur        []tclock      // per thread: its clock during run
-	joinOf     [][]int32     // per object: the join of its adds so far
+	finals     [][]int32     // joins that can grow no more, by id
+	finalInc   []int32       // per final join: a final join it includes, or -1
 	t          int32         // the thread of the body being visited
 }
 
@@ -243,15 +244,26 @@ func joinClock(dst, src []int32) {
 	}
 }
 
-// tclock is a thread's clock. Dense, it is a vector; sparse, it is the
-// final join of an object's adds (base, or -1 for none) with the thread's
-// own chain component raised to own. Threads that only pass all-joins on
-// and add to objects joined from the same base stay sparse, so a join
-// costs one component instead of K.
+// tclock is a thread's clock. Dense, it is a vector; sparse, it is a final
+// join (base: an id among the pass's finals, or -1 for none) with the
+// thread's own chain component raised to own. Threads that only pass
+// all-joins, barrier generations and epoch crossings, and add to joins
+// that already include their base, stay sparse: a join costs one
+// component instead of K.
 type tclock struct {
 	vec  []int32
 	base int32
 	own  int32
+}
+
+// acc is a join of adds' clocks: its vector (nil before the first), a
+// final join it includes (inc, -1 for none), and its id among the finals
+// once registered (-1 before).
+type acc struct {
+	vec   []int32
+	inc   int32
+	final int32
+	used  bool // some clock was joined in
 }
 
 // run visits the greedy run in order and calls visit at every body, with
@@ -285,14 +297,15 @@ func (cp *clockPass) run(trace []int32, visit func(task int32) bool) {
 		return make([]int32, K)
 	}
 	// Join of the adds on each object; for barriers, per generation; for
-	// counters, also per level of the adds, with how many have run.
-	// joinBase[o] is an object whose final join joinOf[o] includes.
-	joinOf := make([][]int32, len(f.init))
-	cp.joinOf = joinOf
-	joinBase := make([]int32, len(f.init))
+	// counters, also per level of the adds, with how many have run. A join
+	// that can grow no more is registered as final: sparse clocks take it
+	// as their base.
+	cp.finals, cp.finalInc = cp.finals[:0], cp.finalInc[:0]
+	newAcc := func() acc { return acc{inc: -1, final: -1} }
+	joinOf := make([]acc, len(f.init))
 	addsLeft := make([]int32, len(f.init)) // adds not yet run: joinOf is final at 0
-	for o := range joinBase {
-		joinBase[o] = -1
+	for o := range joinOf {
+		joinOf[o] = newAcc()
 	}
 	for x, k := range f.kind {
 		if k == kAdd {
@@ -302,20 +315,22 @@ func (cp *clockPass) run(trace []int32, visit func(task int32) bool) {
 	type bucket struct {
 		lvl uint64
 		ran int
-		vec []int32
+		acc
 	}
 	buckets := make([][]bucket, f.nc)
 	bucketOf := func(o int32, lvl uint64) *bucket {
 		bs := buckets[o]
 		i, found := slices.BinarySearchFunc(bs, lvl, func(b bucket, l uint64) int { return cmpU64(b.lvl, l) })
 		if !found {
-			bs = slices.Insert(bs, i, bucket{lvl: lvl, vec: make([]int32, K)})
+			bs = slices.Insert(bs, i, bucket{lvl: lvl, acc: newAcc()})
 			buckets[o] = bs
 		}
 		return &buckets[o][i]
 	}
-	barGen := make([][][]int32, f.nb) // barrier -> generation -> join
-	var genOf []int32                 // per barrier arrive: its generation
+	prefix := map[[2]uint64]int32{} // (counter, threshold) -> final join of the buckets below
+	barGen := make([][]acc, f.nb)   // barrier -> generation -> join
+	genRan := make([][]int, f.nb)   // barrier -> generation -> arrivals run
+	var genOf []int32               // per barrier arrive: its generation
 	if f.nb > 0 {
 		genOf = make([]int32, len(f.kind))
 		seen := map[[2]int32]int32{}
@@ -333,7 +348,7 @@ func (cp *clockPass) run(trace []int32, visit func(task int32) bool) {
 		if c.vec == nil {
 			c.vec = newVec()
 			if c.base >= 0 {
-				copy(c.vec, joinOf[c.base])
+				copy(c.vec, cp.finals[c.base])
 			}
 			if ch := chainOf[t]; ch >= 0 {
 				c.vec[ch] = max(c.vec[ch], c.own)
@@ -342,19 +357,55 @@ func (cp *clockPass) run(trace []int32, visit func(task int32) bool) {
 		}
 		return c.vec
 	}
-	// joinInto joins thread t's clock (sparse or dense) into dst.
-	joinInto := func(dst []int32, t int32) {
+	// contribute joins thread t's clock (or, for a relaxed add, what
+	// precedes its fence) into a: one component when a already includes
+	// the base of t's sparse clock.
+	contribute := func(a *acc, t int32, relaxed []int32) {
+		if a.vec == nil {
+			a.vec = make([]int32, K)
+		}
 		c := &cur[t]
-		if c.vec != nil {
-			joinClock(dst, c.vec)
+		switch {
+		case relaxed != nil:
+			joinClock(a.vec, relaxed)
+			a.used = true
+			return
+		case c.vec != nil:
+			joinClock(a.vec, c.vec)
+			a.used = true
+			return
+		case c.base < 0 || c.base == a.inc:
+		case !a.used:
+			copy(a.vec, cp.finals[c.base])
+			a.inc = c.base
+		default:
+			joinClock(a.vec, cp.finals[c.base])
+			if a.inc < 0 {
+				a.inc = c.base
+			}
+		}
+		a.used = true
+		if ch := chainOf[t]; ch >= 0 {
+			a.vec[ch] = max(a.vec[ch], c.own)
+		}
+	}
+	// final registers a join that can grow no more.
+	final := func(a *acc) int32 {
+		if a.final < 0 {
+			a.final = int32(len(cp.finals))
+			cp.finals = append(cp.finals, a.vec)
+			cp.finalInc = append(cp.finalInc, a.inc)
+		}
+		return a.final
+	}
+	// adopt joins final join id into thread t's clock: a sparse clock whose
+	// base the join includes takes the join as its base.
+	adopt := func(t, id int32) {
+		if c := &cur[t]; c.vec == nil && (c.base < 0 || c.base == id || c.base == cp.finalInc[id]) {
+			c.base = id
 			return
 		}
-		if c.base >= 0 {
-			joinClock(dst, joinOf[c.base])
-		}
-		if ch := chainOf[t]; ch >= 0 {
-			dst[ch] = max(dst[ch], c.own)
-		}
+		joinClock(dense(t), cp.finals[id])
 	}
 	hb := cp.hb
 	for _, x := range trace {
@@ -375,38 +426,55 @@ func (cp *clockPass) run(trace []int32, visit func(task int32) bool) {
 				// follows its thread's await of the one before, so the
 				// join of a generation includes every earlier one.
 				gen := int(f.val[x] / uint64(f.p.Barriers[b].Parties))
-				if gen < len(barGen[b]) && barGen[b][gen] != nil {
-					joinClock(dense(t), barGen[b][gen])
+				if gen >= len(barGen[b]) || barGen[b][gen].vec == nil {
+					break
+				}
+				if genRan[b][gen] == f.p.Barriers[b].Parties {
+					adopt(t, final(&barGen[b][gen]))
+				} else {
+					joinClock(dense(t), barGen[b][gen].vec)
 				}
 				break
 			}
-			if joinOf[o] == nil {
-				break
+			switch {
+			case joinOf[o].vec == nil:
+			case addsLeft[o] == 0:
+				adopt(t, final(&joinOf[o]))
+			default:
+				joinClock(dense(t), joinOf[o].vec)
 			}
-			c := &cur[t]
-			if c.vec == nil && addsLeft[o] == 0 && (c.base < 0 || joinBase[o] == c.base || c.base == o) {
-				// The final join includes the clock's base: it becomes
-				// the base.
-				c.base = o
-				break
-			}
-			joinClock(dense(t), joinOf[o])
 		}
 		if f.kind[x] == kWait && !f.is(x, fBarrier) && cp.leveled[f.obj[x]] && (!hb || f.link[x] == x) && f.val[x] != f.total[f.obj[x]] {
 			if n := cp.crossN[x]; n > 0 {
 				o := f.obj[x]
-				ran := 0
-				for i := range buckets[o] {
-					if buckets[o][i].lvl < f.val[x] {
-						ran += buckets[o][i].ran
-					}
-				}
-				if ran == n { // every add of the crossing ran before x, as it must
+				key := [2]uint64{uint64(o), f.val[x]}
+				id, ok := prefix[key]
+				if !ok {
+					ran := 0
 					for i := range buckets[o] {
 						if buckets[o][i].lvl < f.val[x] {
-							joinClock(dense(t), buckets[o][i].vec)
+							ran += buckets[o][i].ran
 						}
 					}
+					if ran == n {
+						// Every add of the crossing ran before x, as it
+						// must: the buckets below the threshold are final.
+						a := newAcc()
+						a.vec = make([]int32, K)
+						for i := range buckets[o] {
+							if bk := &buckets[o][i]; bk.lvl < f.val[x] && bk.vec != nil {
+								joinClock(a.vec, bk.vec)
+								if a.inc < 0 {
+									a.inc = bk.inc
+								}
+							}
+						}
+						id, ok = final(&a), true
+						prefix[key] = id
+					}
+				}
+				if ok {
+					adopt(t, id)
 				}
 			}
 		}
@@ -459,6 +527,14 @@ func (cp *clockPass) run(trace []int32, visit func(task int32) bool) {
 			if !f.is(x, fBarrier) && cp.leveled[o] {
 				bucketOf(o, cp.levelOf(x)).ran++
 			}
+			if f.is(x, fBarrier) {
+				b, g := o-int32(f.nc), int(genOf[x])
+				for len(barGen[b]) <= g {
+					barGen[b] = append(barGen[b], newAcc())
+					genRan[b] = append(genRan[b], 0)
+				}
+				genRan[b][g]++
+			}
 			if hb && f.link[x] < 0 {
 				break
 			}
@@ -467,51 +543,19 @@ func (cp *clockPass) run(trace []int32, visit func(task int32) bool) {
 			} else if hb && f.link[x] != x {
 				break // what preceded the fence is not known apart
 			}
-			src := t
 			var relaxed []int32
 			if ch >= 0 && hb && f.link[x] != x {
 				// A relaxed add releases what precedes its fence.
 				relaxed = append([]int32(nil), dense(t)...)
 				relaxed[ch] = cp.pos(t, f.link[x])
 			}
-			join := func(dst []int32) {
-				if relaxed != nil {
-					joinClock(dst, relaxed)
-				} else {
-					joinInto(dst, src)
-				}
-			}
 			if f.is(x, fBarrier) {
-				b := o - int32(f.nc)
-				g := int(genOf[x])
-				for len(barGen[b]) <= g {
-					barGen[b] = append(barGen[b], nil)
-				}
-				if barGen[b][g] == nil {
-					barGen[b][g] = make([]int32, K)
-				}
-				join(barGen[b][g])
+				contribute(&barGen[o-int32(f.nc)][genOf[x]], t, relaxed)
 				break
 			}
-			c := &cur[t]
-			switch {
-			case joinOf[o] == nil && relaxed == nil && c.vec == nil:
-				joinOf[o] = make([]int32, K)
-				joinInto(joinOf[o], t)
-				joinBase[o] = c.base
-			case joinOf[o] != nil && relaxed == nil && c.vec == nil && (c.base < 0 || c.base == joinBase[o]):
-				// The join already includes the clock's base.
-				if ch >= 0 {
-					joinOf[o][ch] = max(joinOf[o][ch], c.own)
-				}
-			default:
-				if joinOf[o] == nil {
-					joinOf[o] = make([]int32, K)
-				}
-				join(joinOf[o])
-			}
+			contribute(&joinOf[o], t, relaxed)
 			if cp.leveled[o] {
-				join(bucketOf(o, cp.levelOf(x)).vec)
+				contribute(&bucketOf(o, cp.levelOf(x)).acc, t, relaxed)
 			}
 		case kBody:
 			cp.t = t
@@ -543,7 +587,7 @@ func (cp *clockPass) component(t, k int32) int32 {
 	}
 	var v int32
 	if c.base >= 0 {
-		v = cp.joinOf[c.base][k]
+		v = cp.finals[c.base][k]
 	}
 	if cp.chainOf[t] == k {
 		v = max(v, c.own)
