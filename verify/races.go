@@ -333,10 +333,11 @@ func (v *verifier) checkRaces(ctx context.Context, run *engine) error {
 // accesses its clocks could not prove with the exact pairwise machinery.
 // It reports whether every conflicting pair is then ordered.
 func (v *verifier) shadowRaces(ctx context.Context, run *engine, g *grid, accesses int) (bool, error) {
-	ordered, initialized, unproven, err := v.shadowOrder(ctx, run, g, accesses)
-	if err != nil || !ordered {
+	complete, initialized, unproven, err := v.shadowOrder(ctx, run, g, accesses)
+	if err != nil || !complete {
 		return false, err
 	}
+	ordered := true
 	if len(unproven) > 0 {
 		// Every pair of adjacent accesses ordered still orders every
 		// conflicting pair; anything else is left to the full analysis,

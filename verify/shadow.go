@@ -17,8 +17,9 @@ import (
 // proven, every pair of conflicting accesses is ordered: between two
 // accesses of one byte, the writes in between form a chain of proven
 // steps (a read dropped from a list was proven before the read that
-// replaced it). The pass proves; it never refutes. The first check it
-// cannot prove sends the program to the exact pairwise analysis.
+// replaced it). The pass proves; it never refutes. The checks its clocks
+// cannot prove are listed as pairs of adjacent accesses for the exact
+// decision; if all of those are ordered, so is every conflicting pair.
 //
 // The same state decides most reads of scratch and output bytes: a byte
 // whose last write was to the same buffer, proven before the read, is
@@ -71,7 +72,7 @@ type shadowPass struct {
 	unproven  []pairInfo     // pairs of adjacent accesses the clocks could not prove
 	uninit    bool           // some read of scratch or output bytes was not proven covered
 	checks    int            // distinct pairs of tasks on different threads proven ordered
-	checked   []int32        // per task: 1 + the last visited task it was proven before
+	checked   []int32        // per task: 1 + the last visited task it was checked against
 	work      int            // segments touched and moved, against budget
 	budget    int
 	out       []segment      // scratch for the segments replacing a range
@@ -80,10 +81,11 @@ type shadowPass struct {
 	spareSegs [][]segment    // released segment lists, for reuse
 }
 
-// shadowOrder runs the pass. It reports whether every conflicting pair is
-// proven ordered by happens-before, and whether, in addition, every read
-// of scratch or output bytes is proven covered.
-func (v *verifier) shadowOrder(ctx context.Context, run *engine, g *grid, accesses int) (ordered, initialized bool, unproven []pairInfo, err error) {
+// shadowOrder runs the pass. complete is false when the pass stopped
+// (work budget, ctx); otherwise every conflicting pair is ordered by
+// happens-before if every pair of unproven is, and every read of scratch
+// or output bytes is covered too if initialized (given the same).
+func (v *verifier) shadowOrder(ctx context.Context, run *engine, g *grid, accesses int) (complete, initialized bool, unproven []pairInfo, err error) {
 	f := v.f
 	cp := newClockPass(f, !f.syncing)
 	if cp == nil {
