@@ -24,6 +24,14 @@ import "slices"
 // A chain is a static worker, or a sequence of dynamic threads each proven
 // to follow all of the chain before it, so a clock component still counts
 // a prefix.
+//
+// A join that can grow no more (every add of an all-join ran, every
+// arrival of a barrier generation, every add of an epoch crossing) is
+// registered as final, and a thread's clock is kept sparse — a final join
+// as its base plus its own component — for as long as what it joins
+// includes its base. A join that already includes the base of a sparse
+// clock takes that clock's add by one component. Layered programs then
+// cost a vector operation per layer, not per task.
 
 // maxClockThreads bounds the static workers given clock components.
 const maxClockThreads = 1024
