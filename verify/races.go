@@ -290,10 +290,10 @@ type query struct {
 	pair int32 // the pair's index in v.slab
 }
 
-// checkRaces orders every conflicting pair: first by execution order
-// (withhold-runs sweeping the earlier task's thread), then by
-// happens-before (the same sweep in the synchronizing relaxation, then the
-// taint game for what that cannot prove).
+// checkRaces orders every conflicting pair. The shadow pass proves most
+// programs race-free by checking each access against the last write and
+// the reads since of its bytes; a program it does not prove gets every
+// conflicting pair ordered (see orderPairs) and its races reported.
 func (v *verifier) checkRaces(ctx context.Context, run *engine) error {
 	f := v.f
 	when := make([]int32, len(f.p.Tasks))
@@ -313,7 +313,6 @@ func (v *verifier) checkRaces(ctx context.Context, run *engine) error {
 	}
 	v.pregrid = nil
 	v.stats.Accesses = accesses
-	// Most programs are proven in one pass; the rest get every pair.
 	if useShadow {
 		ok, err := v.shadowRaces(ctx, run, g, accesses)
 		if err != nil || ok {
