@@ -730,6 +730,9 @@ func (v *verifier) checkUninitialized(ctx context.Context, run *engine) error {
 	}
 	reported := 0
 	for r := range p.Tasks {
+		if reported > maxFindingsPerCode {
+			break // enough to say there are more than are reported
+		}
 		if when[r] < 0 {
 			continue
 		}
@@ -843,7 +846,7 @@ func (v *verifier) checkUninitialized(ctx context.Context, run *engine) error {
 		}
 	}
 	if reported > maxFindingsPerCode {
-		v.truncated = append(v.truncated, fmt.Sprintf("%s: %d readers, %d reported", CodeUninitializedRead, reported, maxFindingsPerCode))
+		v.truncated = append(v.truncated, fmt.Sprintf("%s: more than %d readers, %d reported", CodeUninitializedRead, maxFindingsPerCode, maxFindingsPerCode))
 	}
 	return nil
 }
