@@ -3,6 +3,7 @@ package verify
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -247,5 +248,33 @@ func TestShadowDecidesAdjacentPairs(t *testing.T) {
 	r, err := Run(context.Background(), p, Config{Sanity: true})
 	if err != nil || r.Verdict != Safe {
 		t.Fatalf("%v %+v", err, r)
+	}
+}
+
+// Past the reported findings, uninitialized reads are only counted as
+// more, and the result says so.
+func TestUninitializedTruncated(t *testing.T) {
+	b := schedule.NewBuilder("many-readers", launch(4))
+	x := b.Buffer("x", schedule.KindScratch, 64)
+	for i := range 20 {
+		b.Task(fmt.Sprintf("r%d", i)).On(i % 4).Read(x, 0, 64)
+	}
+	r, err := Run(context.Background(), mustBuild(b), Config{Sanity: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, note := 0, ""
+	for _, f := range r.Findings {
+		if f.Code == CodeUninitializedRead {
+			n++
+		}
+		for _, rel := range f.Related {
+			if strings.HasPrefix(rel, "truncated: "+CodeUninitializedRead) {
+				note = rel
+			}
+		}
+	}
+	if n != maxFindingsPerCode || note != "truncated: uninitialized-read: more than 16 readers, 16 reported" {
+		t.Fatalf("%d findings, note %q", n, note)
 	}
 }
