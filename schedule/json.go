@@ -7,7 +7,10 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
+	"strings"
+	"unicode/utf8"
 )
 
 // The JSON form. Every cross reference is by name; fields appear in a fixed
@@ -307,10 +310,139 @@ type node struct {
 
 const maxDepth = 64
 
+// parseTree parses a JSON document into a tree. Valid documents of plain
+// strings are read directly; anything else (a syntax error, a duplicate
+// key, nesting too deep, escapes or invalid UTF-8 in a string) goes
+// through encoding/json's tokens, which say where and what is wrong.
 func parseTree(data []byte) (*node, *Diagnostic) {
+	if json.Valid(data) {
+		fp := fastParser{data: data}
+		if n, ok := fp.value(0); ok {
+			return n, nil
+		}
+	}
+	return parseTokens(data)
+}
+
+// fastParser reads a document json.Valid accepted. It gives up (ok false)
+// where encoding/json's decoding would say more than the bytes do.
+type fastParser struct {
+	data []byte
+	at   int
+}
+
+func (fp *fastParser) space() {
+	for fp.at < len(fp.data) {
+		switch fp.data[fp.at] {
+		case ' ', '\t', '\n', '\r':
+			fp.at++
+		default:
+			return
+		}
+	}
+}
+
+func (fp *fastParser) value(depth int) (*node, bool) {
+	if depth > maxDepth {
+		return nil, false
+	}
+	fp.space()
+	switch c := fp.data[fp.at]; c {
+	case '{':
+		fp.at++
+		n := &node{kind: 'o'}
+		fp.space()
+		if fp.data[fp.at] == '}' {
+			fp.at++
+			return n, true
+		}
+		for {
+			fp.space()
+			key, ok := fp.str()
+			if !ok || slices.Contains(n.keys, key) || len(n.keys) >= 16 {
+				return nil, false // duplicates, and objects of many keys, the slow way
+			}
+			fp.space()
+			fp.at++ // ':'
+			val, ok := fp.value(depth + 1)
+			if !ok {
+				return nil, false
+			}
+			n.keys = append(n.keys, key)
+			n.vals = append(n.vals, val)
+			fp.space()
+			if fp.data[fp.at] == '}' {
+				fp.at++
+				return n, true
+			}
+			fp.at++ // ','
+		}
+	case '[':
+		fp.at++
+		n := &node{kind: 'a'}
+		fp.space()
+		if fp.data[fp.at] == ']' {
+			fp.at++
+			return n, true
+		}
+		for {
+			val, ok := fp.value(depth + 1)
+			if !ok {
+				return nil, false
+			}
+			n.vals = append(n.vals, val)
+			fp.space()
+			if fp.data[fp.at] == ']' {
+				fp.at++
+				return n, true
+			}
+			fp.at++ // ','
+		}
+	case '"':
+		str, ok := fp.str()
+		return &node{kind: 's', str: str}, ok
+	case 't':
+		fp.at += 4
+		return &node{kind: 'b', b: true}, true
+	case 'f':
+		fp.at += 5
+		return &node{kind: 'b'}, true
+	case 'n':
+		fp.at += 4
+		return &node{kind: 'z'}, true
+	default: // a number
+		start := fp.at
+		for fp.at < len(fp.data) && strings.IndexByte("+-0123456789.eE", fp.data[fp.at]) >= 0 {
+			fp.at++
+		}
+		return &node{kind: 'n', str: string(fp.data[start:fp.at])}, true
+	}
+}
+
+// str reads a string without escapes whose bytes are valid UTF-8.
+func (fp *fastParser) str() (string, bool) {
+	fp.at++ // '"'
+	start := fp.at
+	for fp.data[fp.at] != '"' {
+		if fp.data[fp.at] == '\\' {
+			return "", false
+		}
+		fp.at++
+	}
+	raw := fp.data[start:fp.at]
+	fp.at++
+	if !utf8.Valid(raw) {
+		return "", false
+	}
+	return string(raw), true
+}
+
+// parseTokens parses a document with encoding/json's tokens.
+func parseTokens(data []byte) (*node, *Diagnostic) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
-	root, d := parseValue(dec, "$", 0)
+	var at jsonPath
+	root, d := parseValue(dec, &at, 0)
 	if d != nil {
 		return nil, d
 	}
@@ -320,56 +452,98 @@ func parseTree(data []byte) (*node, *Diagnostic) {
 	return root, nil
 }
 
-func parseValue(dec *json.Decoder, path string, depth int) (*node, *Diagnostic) {
+// jsonPath is the location of the value being parsed, formatted only for
+// a diagnostic: object keys, or array indices where key is unset.
+type jsonPath []pathElem
+
+type pathElem struct {
+	key   string
+	index int
+	isKey bool
+}
+
+func (jp jsonPath) String() string {
+	var b strings.Builder
+	b.WriteString("$")
+	for _, e := range jp {
+		if e.isKey {
+			b.WriteString(".")
+			b.WriteString(e.key)
+		} else {
+			fmt.Fprintf(&b, "[%d]", e.index)
+		}
+	}
+	return b.String()
+}
+
+func parseValue(dec *json.Decoder, at *jsonPath, depth int) (*node, *Diagnostic) {
+	syntax := func(err error) *Diagnostic {
+		return &Diagnostic{Code: CodeSyntax, Path: at.String(), Message: fmt.Sprintf("%v (at byte %d)", err, dec.InputOffset())}
+	}
 	if depth > maxDepth {
-		return nil, &Diagnostic{Code: CodeSyntax, Path: path, Message: fmt.Sprintf("nesting deeper than %d", maxDepth)}
+		return nil, &Diagnostic{Code: CodeSyntax, Path: at.String(), Message: fmt.Sprintf("nesting deeper than %d", maxDepth)}
 	}
 	tok, err := dec.Token()
 	if err != nil {
 		if err == io.EOF {
 			err = io.ErrUnexpectedEOF
 		}
-		return nil, &Diagnostic{Code: CodeSyntax, Path: path, Message: fmt.Sprintf("%v (at byte %d)", err, dec.InputOffset())}
+		return nil, syntax(err)
 	}
 	switch v := tok.(type) {
 	case json.Delim:
 		switch v {
 		case '{':
 			n := &node{kind: 'o'}
-			seen := map[string]bool{}
+			var seen map[string]bool // for objects of many keys
 			for dec.More() {
 				kt, err := dec.Token()
 				if err != nil {
-					return nil, &Diagnostic{Code: CodeSyntax, Path: path, Message: fmt.Sprintf("%v (at byte %d)", err, dec.InputOffset())}
+					return nil, syntax(err)
 				}
 				key, _ := kt.(string)
-				kp := path + "." + key
-				if seen[key] {
-					return nil, &Diagnostic{Code: CodeDuplicate, Path: kp, Message: fmt.Sprintf("key %q appears twice", key)}
+				*at = append(*at, pathElem{key: key, isKey: true})
+				if len(n.keys) == 16 {
+					seen = make(map[string]bool)
+					for _, k := range n.keys {
+						seen[k] = true
+					}
 				}
-				seen[key] = true
-				val, d := parseValue(dec, kp, depth+1)
+				var dup bool
+				if seen != nil {
+					dup = seen[key]
+					seen[key] = true
+				} else {
+					dup = slices.Contains(n.keys, key)
+				}
+				if dup {
+					return nil, &Diagnostic{Code: CodeDuplicate, Path: at.String(), Message: fmt.Sprintf("key %q appears twice", key)}
+				}
+				val, d := parseValue(dec, at, depth+1)
 				if d != nil {
 					return nil, d
 				}
+				*at = (*at)[:len(*at)-1]
 				n.keys = append(n.keys, key)
 				n.vals = append(n.vals, val)
 			}
 			if _, err := dec.Token(); err != nil {
-				return nil, &Diagnostic{Code: CodeSyntax, Path: path, Message: fmt.Sprintf("%v (at byte %d)", err, dec.InputOffset())}
+				return nil, syntax(err)
 			}
 			return n, nil
 		case '[':
 			n := &node{kind: 'a'}
 			for i := 0; dec.More(); i++ {
-				val, d := parseValue(dec, fmt.Sprintf("%s[%d]", path, i), depth+1)
+				*at = append(*at, pathElem{index: i})
+				val, d := parseValue(dec, at, depth+1)
 				if d != nil {
 					return nil, d
 				}
+				*at = (*at)[:len(*at)-1]
 				n.vals = append(n.vals, val)
 			}
 			if _, err := dec.Token(); err != nil {
-				return nil, &Diagnostic{Code: CodeSyntax, Path: path, Message: fmt.Sprintf("%v (at byte %d)", err, dec.InputOffset())}
+				return nil, syntax(err)
 			}
 			return n, nil
 		}
@@ -382,7 +556,7 @@ func parseValue(dec *json.Decoder, path string, depth int) (*node, *Diagnostic) 
 	case nil:
 		return &node{kind: 'z'}, nil
 	}
-	return nil, &Diagnostic{Code: CodeSyntax, Path: path, Message: fmt.Sprintf("unexpected token %v", tok)}
+	return nil, &Diagnostic{Code: CodeSyntax, Path: at.String(), Message: fmt.Sprintf("unexpected token %v", tok)}
 }
 
 // reader walks a parsed tree, converting values and collecting diagnostics.
@@ -529,6 +703,13 @@ func isInteger(s string) bool {
 		}
 	}
 	return true
+}
+
+// stepFields lists, per step kind, the fields a step of that kind may have
+// beside its kind.
+var stepFields = map[string][]string{
+	"wait": {"ge", "order", "scope"}, "signal": {"add", "order", "scope"},
+	"sync": {}, "arrive": {}, "acquire": {"n", "scope"}, "release": {"n", "scope"}, "fence": {},
 }
 
 func fromTree(ds *diags, root *node) *Program {
@@ -701,10 +882,7 @@ func fromTree(ds *diags, root *node) *Program {
 		k := kinds[0]
 		kp := path + "." + k
 		name := r.str(o[k], kp)
-		allowed := map[string][]string{
-			"wait": {"ge", "order", "scope"}, "signal": {"add", "order", "scope"},
-			"sync": {}, "arrive": {}, "acquire": {"n", "scope"}, "release": {"n", "scope"}, "fence": {},
-		}[k]
+		allowed := stepFields[k]
 		for _, extra := range []string{"ge", "add", "n", "order", "scope"} {
 			if o[extra] == nil {
 				continue
