@@ -257,7 +257,7 @@ func TestUninitializedTruncated(t *testing.T) {
 	b := schedule.NewBuilder("many-readers", launch(4))
 	x := b.Buffer("x", schedule.KindScratch, 64)
 	for i := range 20 {
-		b.Task(fmt.Sprintf("r%d", i)).On(i % 4).Read(x, 0, 64)
+		b.Task(fmt.Sprintf("r%d", i)).On(i%4).Read(x, 0, 64)
 	}
 	r, err := Run(context.Background(), mustBuild(b), Config{Sanity: true})
 	if err != nil {
