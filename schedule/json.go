@@ -5,12 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/megaproof/megaproof/internal/jsontree"
 	"io"
 	"math"
-	"slices"
 	"strconv"
-	"strings"
-	"unicode/utf8"
 )
 
 // The JSON form. Every cross reference is by name; fields appear in a fixed
@@ -300,279 +298,35 @@ func Unmarshal(data []byte) (*Program, error) {
 }
 
 // node is a parsed JSON value with object keys in document order.
-type node struct {
-	kind byte // 'o' object, 'a' array, 's' string, 'n' number, 'b' bool, 'z' null
-	keys []string
-	vals []*node
-	str  string // string value or number literal
-	b    bool
-}
+type node = jsontree.Node
 
 const maxDepth = 64
 
-// parseTree parses a JSON document into a tree. Valid documents of plain
-// strings are read directly; anything else (a syntax error, a duplicate
-// key, nesting too deep, escapes or invalid UTF-8 in a string) goes
-// through encoding/json's tokens, which say where and what is wrong.
+// parseTree parses a JSON document into a tree.
 func parseTree(data []byte) (*node, *Diagnostic) {
-	if json.Valid(data) {
-		fp := fastParser{data: data}
-		if n, ok := fp.value(0); ok {
-			return n, nil
-		}
-	}
-	return parseTokens(data)
-}
-
-// fastParser reads a document json.Valid accepted. It gives up (ok false)
-// where encoding/json's decoding would say more than the bytes do.
-type fastParser struct {
-	data []byte
-	at   int
-}
-
-func (fp *fastParser) space() {
-	for fp.at < len(fp.data) {
-		switch fp.data[fp.at] {
-		case ' ', '\t', '\n', '\r':
-			fp.at++
-		default:
-			return
-		}
-	}
-}
-
-func (fp *fastParser) value(depth int) (*node, bool) {
-	if depth > maxDepth {
-		return nil, false
-	}
-	fp.space()
-	switch c := fp.data[fp.at]; c {
-	case '{':
-		fp.at++
-		n := &node{kind: 'o'}
-		fp.space()
-		if fp.data[fp.at] == '}' {
-			fp.at++
-			return n, true
-		}
-		for {
-			fp.space()
-			key, ok := fp.str()
-			if !ok || slices.Contains(n.keys, key) || len(n.keys) >= 16 {
-				return nil, false // duplicates, and objects of many keys, the slow way
-			}
-			fp.space()
-			fp.at++ // ':'
-			val, ok := fp.value(depth + 1)
-			if !ok {
-				return nil, false
-			}
-			n.keys = append(n.keys, key)
-			n.vals = append(n.vals, val)
-			fp.space()
-			if fp.data[fp.at] == '}' {
-				fp.at++
-				return n, true
-			}
-			fp.at++ // ','
-		}
-	case '[':
-		fp.at++
-		n := &node{kind: 'a'}
-		fp.space()
-		if fp.data[fp.at] == ']' {
-			fp.at++
-			return n, true
-		}
-		for {
-			val, ok := fp.value(depth + 1)
-			if !ok {
-				return nil, false
-			}
-			n.vals = append(n.vals, val)
-			fp.space()
-			if fp.data[fp.at] == ']' {
-				fp.at++
-				return n, true
-			}
-			fp.at++ // ','
-		}
-	case '"':
-		str, ok := fp.str()
-		return &node{kind: 's', str: str}, ok
-	case 't':
-		fp.at += 4
-		return &node{kind: 'b', b: true}, true
-	case 'f':
-		fp.at += 5
-		return &node{kind: 'b'}, true
-	case 'n':
-		fp.at += 4
-		return &node{kind: 'z'}, true
-	default: // a number
-		start := fp.at
-		for fp.at < len(fp.data) && strings.IndexByte("+-0123456789.eE", fp.data[fp.at]) >= 0 {
-			fp.at++
-		}
-		return &node{kind: 'n', str: string(fp.data[start:fp.at])}, true
-	}
-}
-
-// str reads a string without escapes whose bytes are valid UTF-8.
-func (fp *fastParser) str() (string, bool) {
-	fp.at++ // '"'
-	start := fp.at
-	for fp.data[fp.at] != '"' {
-		if fp.data[fp.at] == '\\' {
-			return "", false
-		}
-		fp.at++
-	}
-	raw := fp.data[start:fp.at]
-	fp.at++
-	if !utf8.Valid(raw) {
-		return "", false
-	}
-	return string(raw), true
-}
-
-// parseTokens parses a document with encoding/json's tokens.
-func parseTokens(data []byte) (*node, *Diagnostic) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	var at jsonPath
-	root, d := parseValue(dec, &at, 0)
-	if d != nil {
-		return nil, d
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, &Diagnostic{Code: CodeSyntax, Path: "$", Message: "trailing data after the JSON value"}
-	}
-	return root, nil
-}
-
-// jsonPath is the location of the value being parsed, formatted only for
-// a diagnostic: object keys, or array indices where key is unset.
-type jsonPath []pathElem
-
-type pathElem struct {
-	key   string
-	index int
-	isKey bool
-}
-
-func (jp jsonPath) String() string {
-	var b strings.Builder
-	b.WriteString("$")
-	for _, e := range jp {
-		if e.isKey {
-			b.WriteString(".")
-			b.WriteString(e.key)
-		} else {
-			fmt.Fprintf(&b, "[%d]", e.index)
-		}
-	}
-	return b.String()
-}
-
-func parseValue(dec *json.Decoder, at *jsonPath, depth int) (*node, *Diagnostic) {
-	syntax := func(err error) *Diagnostic {
-		return &Diagnostic{Code: CodeSyntax, Path: at.String(), Message: fmt.Sprintf("%v (at byte %d)", err, dec.InputOffset())}
-	}
-	if depth > maxDepth {
-		return nil, &Diagnostic{Code: CodeSyntax, Path: at.String(), Message: fmt.Sprintf("nesting deeper than %d", maxDepth)}
-	}
-	tok, err := dec.Token()
+	n, err := jsontree.Parse(data, maxDepth)
 	if err != nil {
-		if err == io.EOF {
-			err = io.ErrUnexpectedEOF
+		code := CodeSyntax
+		if err.Duplicate {
+			code = CodeDuplicate
 		}
-		return nil, syntax(err)
+		return nil, &Diagnostic{Code: code, Path: err.Path, Message: err.Message}
 	}
-	switch v := tok.(type) {
-	case json.Delim:
-		switch v {
-		case '{':
-			n := &node{kind: 'o'}
-			var seen map[string]bool // for objects of many keys
-			for dec.More() {
-				kt, err := dec.Token()
-				if err != nil {
-					return nil, syntax(err)
-				}
-				key, _ := kt.(string)
-				*at = append(*at, pathElem{key: key, isKey: true})
-				if len(n.keys) == 16 {
-					seen = make(map[string]bool)
-					for _, k := range n.keys {
-						seen[k] = true
-					}
-				}
-				var dup bool
-				if seen != nil {
-					dup = seen[key]
-					seen[key] = true
-				} else {
-					dup = slices.Contains(n.keys, key)
-				}
-				if dup {
-					return nil, &Diagnostic{Code: CodeDuplicate, Path: at.String(), Message: fmt.Sprintf("key %q appears twice", key)}
-				}
-				val, d := parseValue(dec, at, depth+1)
-				if d != nil {
-					return nil, d
-				}
-				*at = (*at)[:len(*at)-1]
-				n.keys = append(n.keys, key)
-				n.vals = append(n.vals, val)
-			}
-			if _, err := dec.Token(); err != nil {
-				return nil, syntax(err)
-			}
-			return n, nil
-		case '[':
-			n := &node{kind: 'a'}
-			for i := 0; dec.More(); i++ {
-				*at = append(*at, pathElem{index: i})
-				val, d := parseValue(dec, at, depth+1)
-				if d != nil {
-					return nil, d
-				}
-				*at = (*at)[:len(*at)-1]
-				n.vals = append(n.vals, val)
-			}
-			if _, err := dec.Token(); err != nil {
-				return nil, syntax(err)
-			}
-			return n, nil
-		}
-	case string:
-		return &node{kind: 's', str: v}, nil
-	case json.Number:
-		return &node{kind: 'n', str: string(v)}, nil
-	case bool:
-		return &node{kind: 'b', b: v}, nil
-	case nil:
-		return &node{kind: 'z'}, nil
-	}
-	return nil, &Diagnostic{Code: CodeSyntax, Path: at.String(), Message: fmt.Sprintf("unexpected token %v", tok)}
+	return n, nil
 }
 
 // reader walks a parsed tree, converting values and collecting diagnostics.
 type reader struct{ ds *diags }
 
-var kindOf = map[byte]string{'o': "an object", 'a': "an array", 's': "a string", 'n': "a number", 'b': "a boolean", 'z': "null"}
-
 // object checks that n is an object with only the allowed keys and returns a
 // lookup of its fields. Required keys that are missing are reported.
 func (r reader) object(n *node, path string, allowed []string, required ...string) (map[string]*node, bool) {
-	if n.kind != 'o' {
-		r.ds.add(CodeType, path, "want an object, have %s", kindOf[n.kind])
+	if n.Kind != 'o' {
+		r.ds.add(CodeType, path, "want an object, have %s", jsontree.KindNames[n.Kind])
 		return nil, false
 	}
-	m := make(map[string]*node, len(n.keys))
-	for i, k := range n.keys {
+	m := make(map[string]*node, len(n.Keys))
+	for i, k := range n.Keys {
 		ok := false
 		for _, a := range allowed {
 			if a == k {
@@ -584,7 +338,7 @@ func (r reader) object(n *node, path string, allowed []string, required ...strin
 			r.ds.add(CodeUnknownField, path+"."+k, "unknown field %q", k)
 			continue
 		}
-		m[k] = n.vals[i]
+		m[k] = n.Vals[i]
 	}
 	for _, k := range required {
 		if _, ok := m[k]; !ok {
@@ -598,33 +352,33 @@ func (r reader) array(n *node, path string) []*node {
 	if n == nil {
 		return nil
 	}
-	if n.kind != 'a' {
-		r.ds.add(CodeType, path, "want an array, have %s", kindOf[n.kind])
+	if n.Kind != 'a' {
+		r.ds.add(CodeType, path, "want an array, have %s", jsontree.KindNames[n.Kind])
 		return nil
 	}
-	return n.vals
+	return n.Vals
 }
 
 func (r reader) str(n *node, path string) string {
 	if n == nil {
 		return ""
 	}
-	if n.kind != 's' {
-		r.ds.add(CodeType, path, "want a string, have %s", kindOf[n.kind])
+	if n.Kind != 's' {
+		r.ds.add(CodeType, path, "want a string, have %s", jsontree.KindNames[n.Kind])
 		return ""
 	}
-	return n.str
+	return n.Str
 }
 
 func (r reader) boolean(n *node, path string) bool {
 	if n == nil {
 		return false
 	}
-	if n.kind != 'b' {
-		r.ds.add(CodeType, path, "want a boolean, have %s", kindOf[n.kind])
+	if n.Kind != 'b' {
+		r.ds.add(CodeType, path, "want a boolean, have %s", jsontree.KindNames[n.Kind])
 		return false
 	}
-	return n.b
+	return n.B
 }
 
 // uint reads a non-negative integer no larger than max.
@@ -632,18 +386,18 @@ func (r reader) uint(n *node, path string, max uint64) uint64 {
 	if n == nil {
 		return 0
 	}
-	if n.kind != 'n' {
-		r.ds.add(CodeType, path, "want a number, have %s", kindOf[n.kind])
+	if n.Kind != 'n' {
+		r.ds.add(CodeType, path, "want a number, have %s", jsontree.KindNames[n.Kind])
 		return 0
 	}
-	v, err := strconv.ParseUint(n.str, 10, 64)
+	v, err := strconv.ParseUint(n.Str, 10, 64)
 	if err != nil {
-		if len(n.str) > 0 && n.str[0] == '-' {
-			r.ds.add(CodeSize, path, "negative value %s", n.str)
-		} else if _, ferr := strconv.ParseInt(n.str, 10, 64); ferr != nil && (isInteger(n.str) || hugeInteger(n.str)) {
-			r.ds.add(CodeSize, path, "value %s overflows", n.str)
+		if len(n.Str) > 0 && n.Str[0] == '-' {
+			r.ds.add(CodeSize, path, "negative value %s", n.Str)
+		} else if _, ferr := strconv.ParseInt(n.Str, 10, 64); ferr != nil && (isInteger(n.Str) || hugeInteger(n.Str)) {
+			r.ds.add(CodeSize, path, "value %s overflows", n.Str)
 		} else {
-			r.ds.add(CodeType, path, "want an integer, have %s", n.str)
+			r.ds.add(CodeType, path, "want an integer, have %s", n.Str)
 		}
 		return 0
 	}
@@ -659,16 +413,16 @@ func (r reader) int(n *node, path string, max int64) int64 {
 	if n == nil {
 		return 0
 	}
-	if n.kind != 'n' {
-		r.ds.add(CodeType, path, "want a number, have %s", kindOf[n.kind])
+	if n.Kind != 'n' {
+		r.ds.add(CodeType, path, "want a number, have %s", jsontree.KindNames[n.Kind])
 		return 0
 	}
-	v, err := strconv.ParseInt(n.str, 10, 64)
+	v, err := strconv.ParseInt(n.Str, 10, 64)
 	if err != nil {
-		if isInteger(n.str) || hugeInteger(n.str) {
-			r.ds.add(CodeSize, path, "value %s overflows", n.str)
+		if isInteger(n.Str) || hugeInteger(n.Str) {
+			r.ds.add(CodeSize, path, "value %s overflows", n.Str)
 		} else {
-			r.ds.add(CodeType, path, "want an integer, have %s", n.str)
+			r.ds.add(CodeType, path, "want an integer, have %s", n.Str)
 		}
 		return 0
 	}
@@ -719,7 +473,7 @@ func fromTree(ds *diags, root *node) *Program {
 		return nil
 	}
 	if f, ok := top["format"]; ok {
-		if s := r.str(f, "$.format"); s != Format && f.kind == 's' {
+		if s := r.str(f, "$.format"); s != Format && f.Kind == 's' {
 			ds.add(CodeFormat, "$.format", "format %q; want %q", s, Format)
 			return nil
 		}
@@ -805,7 +559,7 @@ func fromTree(ds *diags, root *node) *Program {
 						b.Kind = BufferKind(kk)
 					}
 				}
-				if b.Kind == 0 && k.kind == 's' {
+				if b.Kind == 0 && k.Kind == 's' {
 					ds.add(CodeValue, path+".kind", "unknown buffer kind %q; want input, weight, output, scratch or state", ks)
 					b.Kind = KindScratch
 				}
@@ -902,7 +656,7 @@ func fromTree(ds *diags, root *node) *Program {
 				ds.add(CodeMissing, path+".ge", "a wait needs a threshold \"ge\"")
 			} else {
 				s.Value = r.uint(o["ge"], path+".ge", ^uint64(0))
-				if s.Value == 0 && o["ge"].kind == 'n' && o["ge"].str == "0" {
+				if s.Value == 0 && o["ge"].Kind == 'n' && o["ge"].Str == "0" {
 					ds.add(CodeThreshold, path+".ge", "threshold 0 never waits")
 				}
 			}
@@ -935,7 +689,7 @@ func fromTree(ds *diags, root *node) *Program {
 				s.Relaxed = true
 			case want:
 			default:
-				if ord.kind == 's' {
+				if ord.Kind == 's' {
 					ds.add(CodeValue, path+".order", "order %q; a %s is %q or \"relaxed\"", v, k, want)
 				}
 			}
@@ -957,7 +711,7 @@ func fromTree(ds *diags, root *node) *Program {
 			Rows:   r.uint(o["rows"], path+".rows", maxExtent),
 			Stride: r.uint(o["stride"], path+".stride", maxExtent),
 		}
-		if o["length"] != nil && a.Length == 0 && o["length"].str == "0" {
+		if o["length"] != nil && a.Length == 0 && o["length"].Str == "0" {
 			ds.add(CodeEmptyAccess, path+".length", "an access of zero bytes")
 		}
 		return a
@@ -972,12 +726,12 @@ func fromTree(ds *diags, root *node) *Program {
 			t.Name = r.str(o["name"], path+".name")
 			t.Op = r.str(o["op"], path+".op")
 			if pn := o["params"]; pn != nil {
-				if pn.kind != 'o' {
-					ds.add(CodeType, path+".params", "want an object, have %s", kindOf[pn.kind])
-				} else if len(pn.keys) > 0 {
-					t.Params = make(map[string]int64, len(pn.keys))
-					for j, k := range pn.keys {
-						t.Params[k] = r.int(pn.vals[j], path+".params."+k, 1<<63-1)
+				if pn.Kind != 'o' {
+					ds.add(CodeType, path+".params", "want an object, have %s", jsontree.KindNames[pn.Kind])
+				} else if len(pn.Keys) > 0 {
+					t.Params = make(map[string]int64, len(pn.Keys))
+					for j, k := range pn.Keys {
+						t.Params[k] = r.int(pn.Vals[j], path+".params."+k, 1<<63-1)
 					}
 				}
 			}

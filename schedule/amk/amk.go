@@ -123,12 +123,12 @@ func (m *mapper) program(root *node) {
 			}
 		}
 	}
-	if meta := optional(root, "meta"); meta != nil && meta.kind == 'o' {
-		if v := optional(meta, "model"); v != nil && v.kind == 's' {
-			m.p.Name = v.str
+	if meta := optional(root, "meta"); meta != nil && meta.Kind == 'o' {
+		if v := optional(meta, "model"); v != nil && v.Kind == 's' {
+			m.p.Name = v.Str
 		}
-		if v := optional(meta, "gpu"); v != nil && v.kind == 's' {
-			m.p.Launch.Target = v.str
+		if v := optional(meta, "gpu"); v != nil && v.Kind == 's' {
+			m.p.Launch.Target = v.Str
 		}
 	}
 	m.p.Launch.Cooperative = true
@@ -389,7 +389,7 @@ func (m *mapper) pages(pg *node) {
 	}
 	onPage := map[int][]int{} // page list position -> buffer indices, in key order
 	bound := map[int]string{} // buffer index -> the key that bound it
-	for k, key := range bind.keys {
+	for k, key := range bind.Keys {
 		kp := path + ".buffer_to_page." + key
 		bid, err := strconv.ParseInt(key, 10, 64)
 		if err != nil || !isInteger(key) {
@@ -406,7 +406,7 @@ func (m *mapper) pages(pg *node) {
 			continue
 		}
 		bound[bi] = key
-		pid, ok := m.integer(bind.vals[k], kp)
+		pid, ok := m.integer(bind.Vals[k], kp)
 		if !ok {
 			continue
 		}
@@ -417,11 +417,11 @@ func (m *mapper) pages(pg *node) {
 		}
 		onPage[pj] = append(onPage[pj], bi)
 	}
-	list := pg.field("pages")
-	if list == nil || list.kind != 'a' {
+	list := field(pg, "pages")
+	if list == nil || list.Kind != 'a' {
 		return
 	}
-	for j, pn := range list.vals {
+	for j, pn := range list.Vals {
 		bufs := onPage[j]
 		var size uint64
 		for _, bi := range bufs {
@@ -431,8 +431,8 @@ func (m *mapper) pages(pg *node) {
 			continue
 		}
 		name := fmt.Sprintf("page@%d", j)
-		if iv := pn.field("id"); iv != nil && iv.kind == 'n' {
-			name = "page" + iv.str
+		if iv := field(pn, "id"); iv != nil && iv.Kind == 'n' {
+			name = "page" + iv.Str
 		}
 		a := int32(len(m.p.Arenas))
 		m.p.Arenas = append(m.p.Arenas, schedule.Arena{Name: name, Size: size})

@@ -203,14 +203,14 @@ func (m *mapper) params(tn *node, path string, t *schedule.Task) map[string]*nod
 	if !m.object(v, path+".params") {
 		return nil
 	}
-	out := make(map[string]*node, len(v.keys))
-	for j, k := range v.keys {
-		pv := v.vals[j]
+	out := make(map[string]*node, len(v.Keys))
+	for j, k := range v.Keys {
+		pv := v.Vals[j]
 		out[k] = pv
-		if pv.kind != 'n' || !isInteger(pv.str) {
+		if pv.Kind != 'n' || !isInteger(pv.Str) {
 			continue
 		}
-		if x, err := strconv.ParseInt(pv.str, 10, 64); err == nil {
+		if x, err := strconv.ParseInt(pv.Str, 10, 64); err == nil {
 			if t.Params == nil {
 				t.Params = map[string]int64{}
 			}
@@ -224,7 +224,7 @@ func (m *mapper) params(tn *node, path string, t *schedule.Task) map[string]*nod
 func (m *mapper) intParam(params map[string]*node, path, key string) (int64, bool) {
 	pv := params[key]
 	pp := path + ".params." + key
-	if pv == nil || pv.kind == 'z' {
+	if pv == nil || pv.Kind == 'z' {
 		m.add(schedule.CodeMissing, pp, "param %q is required for the footprint", key)
 		return 0, false
 	}
