@@ -394,7 +394,7 @@ func (r reader) uint(n *node, path string, max uint64) uint64 {
 	if err != nil {
 		if len(n.Str) > 0 && n.Str[0] == '-' {
 			r.ds.add(CodeSize, path, "negative value %s", n.Str)
-		} else if _, ferr := strconv.ParseInt(n.Str, 10, 64); ferr != nil && (isInteger(n.Str) || hugeInteger(n.Str)) {
+		} else if _, ferr := strconv.ParseInt(n.Str, 10, 64); ferr != nil && (jsontree.IsInteger(n.Str) || hugeInteger(n.Str)) {
 			r.ds.add(CodeSize, path, "value %s overflows", n.Str)
 		} else {
 			r.ds.add(CodeType, path, "want an integer, have %s", n.Str)
@@ -419,7 +419,7 @@ func (r reader) int(n *node, path string, max int64) int64 {
 	}
 	v, err := strconv.ParseInt(n.Str, 10, 64)
 	if err != nil {
-		if isInteger(n.Str) || hugeInteger(n.Str) {
+		if jsontree.IsInteger(n.Str) || hugeInteger(n.Str) {
 			r.ds.add(CodeSize, path, "value %s overflows", n.Str)
 		} else {
 			r.ds.add(CodeType, path, "want an integer, have %s", n.Str)
@@ -442,21 +442,6 @@ func hugeInteger(s string) bool {
 		return false
 	}
 	return math.Abs(f) >= 1<<63 && f == math.Trunc(f)
-}
-
-func isInteger(s string) bool {
-	if s != "" && s[0] == '-' {
-		s = s[1:]
-	}
-	if s == "" {
-		return false
-	}
-	for _, c := range s {
-		if c < '0' || c > '9' {
-			return false
-		}
-	}
-	return true
 }
 
 // stepFields lists, per step kind, the fields a step of that kind may have

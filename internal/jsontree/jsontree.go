@@ -31,6 +31,23 @@ type Node struct {
 // KindNames names each Kind for messages: "an object", "a number", ...
 var KindNames = map[byte]string{'o': "an object", 'a': "an array", 's': "a string", 'n': "a number", 'b': "a boolean", 'z': "null"}
 
+// IsInteger reports whether a number's literal text is written as an
+// integer (an optional minus and digits only), whatever its size.
+func IsInteger(lit string) bool {
+	if lit != "" && lit[0] == '-' {
+		lit = lit[1:]
+	}
+	if lit == "" {
+		return false
+	}
+	for _, c := range lit {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
 // Error is why a document is not one JSON value the readers accept.
 type Error struct {
 	Duplicate bool   // a key appears twice in an object (else: a syntax error)

@@ -114,3 +114,11 @@ func BenchmarkParse(b *testing.B) {
 		})
 	}
 }
+
+func TestIsInteger(t *testing.T) {
+	for lit, want := range map[string]bool{"0": true, "-12": true, "123456789012345678901234567890": true, "": false, "-": false, "1.0": false, "1e3": false, "-1.5e3": false} {
+		if got := IsInteger(lit); got != want {
+			t.Errorf("IsInteger(%q) = %v, want %v", lit, got, want)
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/megaproof/megaproof/internal/jsontree"
 	"io"
 	"math"
 	"strconv"
@@ -392,7 +393,7 @@ func (m *mapper) pages(pg *node) {
 	for k, key := range bind.Keys {
 		kp := path + ".buffer_to_page." + key
 		bid, err := strconv.ParseInt(key, 10, 64)
-		if err != nil || !isInteger(key) {
+		if err != nil || !jsontree.IsInteger(key) {
 			m.add(schedule.CodeType, kp, "key %q is not a buffer id", key)
 			continue
 		}

@@ -2,6 +2,7 @@ package amk
 
 import (
 	"fmt"
+	"github.com/megaproof/megaproof/internal/jsontree"
 	"math"
 	"strconv"
 
@@ -207,7 +208,7 @@ func (m *mapper) params(tn *node, path string, t *schedule.Task) map[string]*nod
 	for j, k := range v.Keys {
 		pv := v.Vals[j]
 		out[k] = pv
-		if pv.Kind != 'n' || !isInteger(pv.Str) {
+		if pv.Kind != 'n' || !jsontree.IsInteger(pv.Str) {
 			continue
 		}
 		if x, err := strconv.ParseInt(pv.Str, 10, 64); err == nil {

@@ -123,7 +123,7 @@ func (r *reader) integer(n *node, path string) (int64, bool) {
 	}
 	v, err := strconv.ParseInt(n.Str, 10, 64)
 	if err != nil {
-		if isInteger(n.Str) {
+		if jsontree.IsInteger(n.Str) {
 			r.add(schedule.CodeSize, path, "integer %s overflows 64 bits", n.Str)
 		} else {
 			r.add(schedule.CodeType, path, "want an integer, have %s", n.Str)
@@ -131,19 +131,4 @@ func (r *reader) integer(n *node, path string) (int64, bool) {
 		return 0, false
 	}
 	return v, true
-}
-
-func isInteger(s string) bool {
-	if s != "" && s[0] == '-' {
-		s = s[1:]
-	}
-	if s == "" {
-		return false
-	}
-	for _, c := range s {
-		if c < '0' || c > '9' {
-			return false
-		}
-	}
-	return true
 }
