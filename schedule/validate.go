@@ -139,11 +139,49 @@ func (p *Program) validate(ds *diags) {
 	for i := range p.Tasks {
 		p.validateTask(&rest, i)
 	}
+	if len(rest.list) == 0 {
+		p.validateTokenTotals(&rest)
+	}
 	wg.Wait()
 	for _, part := range [2]*diags{&names, &rest} {
 		for _, d := range part.list {
 			if len(ds.list) < maxDiagnostics {
 				ds.list = append(ds.list, d)
+			}
+		}
+	}
+}
+
+// MaxTokens bounds what a semaphore can ever hold: its initial tokens plus
+// every release amount in the program. Within it no token count wraps in
+// any execution, whatever the order.
+const MaxTokens = 1<<63 - 1
+
+// validateTokenTotals rejects semaphores whose initial tokens and releases
+// could add up past MaxTokens, at the release step that crosses it.
+func (p *Program) validateTokenTotals(ds *diags) {
+	if len(p.Semaphores) == 0 {
+		return
+	}
+	total := make([]uint64, len(p.Semaphores))
+	over := make([]bool, len(p.Semaphores))
+	for i, s := range p.Semaphores {
+		total[i] = s.Tokens
+	}
+	for i := range p.Tasks {
+		t := &p.Tasks[i]
+		for k, list := range [2][]Step{t.Before, t.After} {
+			for j, s := range list {
+				if s.Kind != Release || over[s.Object] {
+					continue
+				}
+				// Both terms are at most 2^62 here or below MaxTokens: no wrap.
+				total[s.Object] += s.Value
+				if total[s.Object] > MaxTokens {
+					over[s.Object] = true
+					at := loc{i, [2]string{"before", "after"}[k], j}
+					ds.add(CodeLimit, at.String()+".n", "semaphore %q: its %d initial tokens and the releases up to this one exceed 2^63-1 tokens", p.Semaphores[s.Object].Name, p.Semaphores[s.Object].Tokens)
+				}
 			}
 		}
 	}
