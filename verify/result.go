@@ -8,27 +8,53 @@ import (
 )
 
 // Verdict is the outcome of verification.
+//
+// The zero Verdict is no verdict at all: it is not [Safe], so a gate that
+// compares against Safe fails closed on a Result it never filled in, and it
+// has no JSON form ([Verdict.MarshalText] refuses it).
 type Verdict uint8
 
 // Verdicts.
 const (
-	Safe         Verdict = iota // no finding, and the decision is complete
-	Unsafe                      // at least one finding, each with a witness where it has one
-	Invalid                     // the input is malformed
-	Inconclusive                // a bound was hit before a decision
+	Safe         Verdict = iota + 1 // no finding, and the decision is complete
+	Unsafe                          // at least one finding, each with a witness where it has one
+	Invalid                         // the input is malformed
+	Inconclusive                    // a bound was hit before a decision
 )
 
 var verdictNames = [...]string{Safe: "safe", Unsafe: "unsafe", Invalid: "invalid", Inconclusive: "inconclusive"}
 
+// String returns the verdict's name ("safe", "unsafe", "invalid",
+// "inconclusive"), or Verdict(N) for a value that is none of them, the
+// zero Verdict included.
 func (v Verdict) String() string {
-	if int(v) < len(verdictNames) {
+	if int(v) < len(verdictNames) && verdictNames[v] != "" {
 		return verdictNames[v]
 	}
 	return fmt.Sprintf("Verdict(%d)", uint8(v))
 }
 
-// MarshalText renders the verdict as its name.
-func (v Verdict) MarshalText() ([]byte, error) { return []byte(v.String()), nil }
+// MarshalText renders the verdict as its name. It fails for the zero
+// Verdict and any other value without a name, so an unset verdict never
+// reaches a JSON consumer.
+func (v Verdict) MarshalText() ([]byte, error) {
+	if int(v) >= len(verdictNames) || verdictNames[v] == "" {
+		return nil, fmt.Errorf("verify: %s has no name", v)
+	}
+	return []byte(verdictNames[v]), nil
+}
+
+// UnmarshalText parses a verdict's name, as megaproof verify --json
+// prints it.
+func (v *Verdict) UnmarshalText(b []byte) error {
+	for i, name := range verdictNames {
+		if name != "" && name == string(b) {
+			*v = Verdict(i)
+			return nil
+		}
+	}
+	return fmt.Errorf("verify: unknown verdict %q", b)
+}
 
 // Stable finding codes. The part before the first dot is the family. The
 // list is append-only; invalid.* codes are in package schedule.
@@ -66,8 +92,10 @@ type Finding struct {
 	Message string `json:"message"`
 	// Path is the JSON path of an invalid.* finding.
 	Path string `json:"path,omitempty"`
-	// Tasks are the indices of the tasks involved, primary first.
-	Tasks []int `json:"tasks,omitempty"`
+	// Tasks are the indices in Program.Tasks of the tasks involved,
+	// primary first. In JSON they are "task_indices"; [Report] names
+	// them under "tasks".
+	Tasks []int `json:"task_indices,omitempty"`
 	// Related are indented detail lines ("waits on ...", "written by ...").
 	Related []string `json:"related,omitempty"`
 	// Fix suggests an edit that removes the finding, when one is evident.
@@ -80,9 +108,15 @@ type Finding struct {
 
 // Stats describes the work an analysis did.
 type Stats struct {
-	Tasks    int `json:"tasks"`
-	Threads  int `json:"threads"`
-	Steps    int `json:"steps"`
+	// Tasks is the number of tasks of the program.
+	Tasks int `json:"tasks"`
+	// Threads is the number of threads of its normal form: one per
+	// static worker, one per dynamic task.
+	Threads int `json:"threads"`
+	// Steps counts the operations of all threads: waits, signals,
+	// barrier and semaphore steps, fences and task bodies.
+	Steps int `json:"steps"`
+	// Accesses counts the reads and writes analysed.
 	Accesses int `json:"accesses"`
 	// Pairs counts the pairs of tasks on different threads with
 	// conflicting accesses that the analysis ordered directly. When the
@@ -90,9 +124,16 @@ type Stats struct {
 	// writer and the readers since of its bytes, and every other
 	// conflicting pair is ordered through them; otherwise it is every
 	// conflicting pair.
-	Pairs  int    `json:"conflict_pairs"`
-	States int    `json:"explored_states,omitempty"`
-	Games  int    `json:"taint_games,omitempty"`
+	Pairs int `json:"conflict_pairs"`
+	// States is the number of states the explorer visited (programs
+	// with semaphores).
+	States int `json:"explored_states,omitempty"`
+	// Games is the number of taint games played (one per task whose
+	// pairs relaxed or narrow-scoped synchronization left open).
+	Games int `json:"taint_games,omitempty"`
+	// Engine names the decision procedure that produced the verdict:
+	// "greedy" (the confluent analyses) or "explore" (the explicit-state
+	// explorer, for programs with semaphores).
 	Engine string `json:"engine"`
 }
 
@@ -103,21 +144,57 @@ type Result struct {
 	Stats    Stats     `json:"stats"`
 }
 
-// Err returns nil for a safe result and an error naming the first finding
-// otherwise.
+// Err returns nil for a safe result and an [*Error] carrying r otherwise
+// (the zero Verdict included).
 func (r *Result) Err() error {
 	if r.Verdict == Safe {
 		return nil
 	}
+	return &Error{Result: r}
+}
+
+// Error is the error of a program that is not proven safe: unsafe,
+// invalid or inconclusive. [Program] and [Result.Err] return it; reach it
+// with errors.As to read the verdict, the findings and their witnesses.
+//
+// For an invalid program it also unwraps to a *[schedule.Error] with one
+// diagnostic per invalid.* finding, so errors.As finds the same type that
+// [schedule.Program.Validate] returns.
+type Error struct {
+	Result *Result
+}
+
+// Error names the verdict and the first finding.
+func (e *Error) Error() string {
+	r := e.Result
+	if r == nil {
+		return "megaproof: no result"
+	}
 	if len(r.Findings) == 0 {
-		return fmt.Errorf("megaproof: %s", r.Verdict)
+		return fmt.Sprintf("megaproof: %s", r.Verdict)
 	}
 	f := r.Findings[0]
 	more := ""
 	if n := len(r.Findings) - 1; n > 0 {
 		more = fmt.Sprintf(" (and %d more findings)", n)
 	}
-	return fmt.Errorf("megaproof: %s: %s: %s%s", r.Verdict, f.Code, f.Message, more)
+	return fmt.Sprintf("megaproof: %s: %s: %s%s", r.Verdict, f.Code, f.Message, more)
+}
+
+// Unwrap returns the structural errors of an invalid program as a
+// *[schedule.Error], and nil for any other verdict.
+func (e *Error) Unwrap() error {
+	if e.Result == nil || e.Result.Verdict != Invalid {
+		return nil
+	}
+	se := &schedule.Error{}
+	for _, f := range e.Result.Findings {
+		se.Diagnostics = append(se.Diagnostics, schedule.Diagnostic{Code: f.Code, Path: f.Path, Message: f.Message})
+	}
+	if len(se.Diagnostics) == 0 {
+		return nil
+	}
+	return se
 }
 
 // MarshalJSON keeps "findings" an array even when empty.

@@ -23,7 +23,13 @@ type Config struct {
 const DefaultMaxStates = 1 << 20
 
 // Program verifies p with the default configuration and returns nil if it
-// is safe, or an error naming the first finding.
+// is safe. Otherwise it returns an [*Error] carrying the [Result] (unsafe,
+// invalid or inconclusive), whose message names the first finding:
+//
+//	var ve *verify.Error
+//	if errors.As(err, &ve) {
+//		for _, f := range ve.Result.Findings { ... }
+//	}
 func Program(p *schedule.Program) error {
 	r, err := Run(context.Background(), p, Config{})
 	if err != nil {
@@ -34,7 +40,17 @@ func Program(p *schedule.Program) error {
 
 // Run decides whether p can deadlock, race, read uninitialized memory or
 // break a memory-safety rule, and returns the verdict with its findings.
-// The error is non-nil only when ctx is done.
+// A malformed p is not an error: the result is [Invalid] with one
+// invalid.* finding per problem.
+//
+// The error is non-nil, and the result nil, when ctx is done before the
+// decision (ctx.Err()), when cfg.Checks holds a check that is not one of
+// [Checks], or, with cfg.Sanity, when an internal invariant or
+// a witness replay fails.
+//
+// Run only reads p and keeps no reference to it: any number of goroutines
+// may verify the same Program at once, as long as none modifies it
+// meanwhile. The Result shares no memory with p.
 func Run(ctx context.Context, p *schedule.Program, cfg Config) (*Result, error) {
 	return run(ctx, p, cfg)
 }

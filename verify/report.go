@@ -1,0 +1,89 @@
+package verify
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/megaproof/megaproof/schedule"
+)
+
+// Report is a [Result] rendered for readers outside Go: tasks are named,
+// not numbered. It is exactly the object `megaproof verify --json` prints
+// for each document, and `megaproof schema result` is its JSON Schema.
+// Decoding that output into a Report gives the same values.
+type Report struct {
+	// File is the path the document was read from ("-" for standard
+	// input); [Result.Report] leaves it empty.
+	File string `json:"file"`
+	// Format is the input format the document was read as
+	// (schedule.Format, or "amk" for AutoMegaKernel IR JSON), when known.
+	Format string `json:"format,omitempty"`
+	// Program is the program's name, when it has one.
+	Program string `json:"program,omitempty"`
+	// Verdict is never the zero Verdict.
+	Verdict Verdict `json:"verdict"`
+	// Findings is empty exactly when Verdict is Safe; never nil in JSON.
+	Findings []ReportFinding `json:"findings"`
+	Stats    Stats           `json:"stats"`
+}
+
+// ReportFinding is a [Finding] with task names instead of indices.
+type ReportFinding struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+	// Path is the JSON path of an invalid.* finding.
+	Path string `json:"path,omitempty"`
+	// Tasks are the names of the tasks involved, primary first.
+	Tasks []string `json:"tasks,omitempty"`
+	// Related are detail lines ("waits on ...", "written by ...").
+	Related []string `json:"related,omitempty"`
+	// Fix suggests an edit that removes the finding, when one is evident.
+	Fix string `json:"fix,omitempty"`
+	// Witness is the finding's trace (see [Finding.Witness]), and
+	// WitnessLength its number of events.
+	Witness       []schedule.Event `json:"witness,omitempty"`
+	WitnessLength int              `json:"witness_length,omitempty"`
+}
+
+// Report renders r for p, the program it is the result of: each task index
+// becomes the task's name (#N for an index p does not have, which only a
+// Result of another program can hold). File and Format are left for the
+// caller.
+func (r *Result) Report(p *schedule.Program) *Report {
+	rep := &Report{Verdict: r.Verdict, Stats: r.Stats, Findings: make([]ReportFinding, 0, len(r.Findings))}
+	if p != nil {
+		rep.Program = p.Name
+	}
+	for _, f := range r.Findings {
+		rf := ReportFinding{Code: f.Code, Message: f.Message, Path: f.Path, Related: f.Related, Fix: f.Fix, Witness: f.Witness, WitnessLength: len(f.Witness)}
+		for _, t := range f.Tasks {
+			name := fmt.Sprintf("#%d", t)
+			if p != nil && t >= 0 && t < len(p.Tasks) {
+				name = p.Tasks[t].Name
+			}
+			rf.Tasks = append(rf.Tasks, name)
+		}
+		rep.Findings = append(rep.Findings, rf)
+	}
+	return rep
+}
+
+// InvalidReport renders a decoding error as an [Invalid] report: one
+// finding per diagnostic of a *[schedule.Error], or one invalid.syntax
+// finding at $ for any other error.
+func InvalidReport(err error) *Report {
+	if err == nil {
+		err = fmt.Errorf("invalid input")
+	}
+	return invalidResult(err).Report(nil)
+}
+
+// MarshalJSON keeps "findings" an array even when empty.
+func (r *Report) MarshalJSON() ([]byte, error) {
+	type plain Report
+	q := plain(*r)
+	if q.Findings == nil {
+		q.Findings = []ReportFinding{}
+	}
+	return json.Marshal(q)
+}
