@@ -86,6 +86,12 @@ var genProgram = rapid.Custom(func(t *rapid.T) *schedule.Program {
 		p.Semaphores = append(p.Semaphores, schedule.Semaphore{Name: genName(t, "sem", i), Tokens: genUint(t, "tokens", 0, maxExtent)})
 	}
 	scopes := []schedule.Scope{schedule.ScopeGPU, schedule.ScopeCTA, schedule.ScopeSys}
+	// Per semaphore: initial tokens plus releases so far, kept within
+	// schedule.MaxTokens as validation requires.
+	semTotal := make([]uint64, len(p.Semaphores))
+	for i, sm := range p.Semaphores {
+		semTotal[i] = sm.Tokens
+	}
 	genStep := func(t *rapid.T) schedule.Step {
 		var avail []schedule.StepKind
 		if len(p.Counters) > 0 {
@@ -114,7 +120,16 @@ var genProgram = rapid.Custom(func(t *rapid.T) *schedule.Program {
 			s.Object = int32(rapid.IntRange(0, len(p.Barriers)-1).Draw(t, "barrier"))
 		case schedule.Acquire, schedule.Release:
 			s.Object = int32(rapid.IntRange(0, len(p.Semaphores)-1).Draw(t, "semaphore"))
-			s.Value = genUint(t, "n", 1, maxExtent)
+			room := min(uint64(maxExtent), schedule.MaxTokens-semTotal[s.Object])
+			if s.Kind == schedule.Release && room == 0 {
+				s.Kind = schedule.Acquire
+			}
+			if s.Kind == schedule.Release {
+				s.Value = genUint(t, "n", 1, room)
+				semTotal[s.Object] += s.Value
+			} else {
+				s.Value = genUint(t, "n", 1, maxExtent)
+			}
 			s.Scope = rapid.SampledFrom(scopes).Draw(t, "scope")
 		case schedule.Fence:
 			s.Scope = rapid.SampledFrom(scopes).Draw(t, "scope")

@@ -28,7 +28,11 @@ type State struct {
 	InFlight   []bool   // per task: body begun and not ended
 	Started    int      // workers started so far (they start in index order)
 
-	finishedStarted int
+	finishedStarted int   // started workers whose thread has finished
+	dynLeft         int   // dynamic tasks not yet finished
+	holding         int   // claimed, unfinished non-simple dynamic tasks
+	guards          []int // per thread: guard length (dynamic threads)
+	simple          []bool
 	trace           []Event
 	// happens-before bookkeeping
 	lastFence []int32   // per thread: event index of its latest cross-worker fence, or -1
@@ -77,8 +81,47 @@ func NewMachine(p *Program) *Machine {
 	for i := range m.begin {
 		m.begin[i], m.end[i] = -1, -1
 	}
+	m.guards = make([]int, len(f.Threads))
+	m.simple = make([]bool, len(f.Threads))
+	for th := f.Workers; th < len(f.Threads); th++ {
+		t := &f.Threads[th]
+		m.guards[th], m.simple[th] = t.Guard(), t.Simple()
+		if len(t.Ops) > 0 {
+			m.dynLeft++
+		}
+	}
 	m.startWorkers()
 	return m
+}
+
+// Guard is the length of a thread's guard: the longest prefix of its
+// operations that are waits or acquires. A dynamic task is claimed only
+// once each of them holds (docs/SEMANTICS.md, "Dispatch").
+func (t *Thread) Guard() int {
+	g := 0
+	for g < len(t.Ops) && (t.Ops[g].Kind == OpWait || t.Ops[g].Kind == OpAcquire) {
+		g++
+	}
+	return g
+}
+
+// Simple reports whether a dynamic task cannot block once claimed: its
+// guard holds only counter waits and no wait, await or acquire follows it.
+// A simple task holds no worker; any other holds the one that claims it
+// until it ends.
+func (t *Thread) Simple() bool {
+	g := t.Guard()
+	for i, op := range t.Ops {
+		switch op.Kind {
+		case OpAcquire:
+			return false
+		case OpWait, OpAwait:
+			if i >= g {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // Form is the normal form the state's events refer to.
@@ -94,14 +137,64 @@ func (s *State) capacity() int {
 	return s.p.Launch.Capacity()
 }
 
+// exited is the number of workers that have left their residency slot: a
+// worker exits once its thread has finished and every dynamic task has
+// ended.
+func (s *State) exited() int {
+	if s.dynLeft > 0 {
+		return 0
+	}
+	return s.finishedStarted
+}
+
 // startWorkers starts workers in index order while resident slots are free.
 func (s *State) startWorkers() {
-	for s.Started < s.form.Workers && s.Started < s.capacity()+s.finishedStarted {
+	for s.Started < s.form.Workers && s.Started < s.capacity()+s.exited() {
 		if len(s.form.Threads[s.Started].Ops) == 0 {
 			s.finishedStarted++
 		}
 		s.Started++
 	}
+}
+
+// guardHolds reports whether each operation of dynamic thread th's guard
+// holds on its own.
+func (s *State) guardHolds(th int) bool {
+	for _, op := range s.form.Threads[th].Ops[:s.guards[th]] {
+		switch op.Kind {
+		case OpWait:
+			if s.Counters[op.Object] < op.Value {
+				return false
+			}
+		case OpAcquire:
+			if s.Tokens[op.Object] < op.Value {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// workerFree reports whether a worker is free to claim dynamic thread th:
+// a resident worker whose thread has finished and that holds no task, or,
+// for a simple task, a resident worker spinning in a wait, await or acquire.
+func (s *State) workerFree(th int) bool {
+	if s.finishedStarted-s.exited()-s.holding >= 1 {
+		return true
+	}
+	if !s.simple[th] {
+		return false
+	}
+	for w := 0; w < s.Started; w++ {
+		if s.Finished(w) {
+			continue
+		}
+		switch s.form.Threads[w].Ops[s.Pos[w]].Kind {
+		case OpWait, OpAwait, OpAcquire:
+			return true
+		}
+	}
+	return false
 }
 
 // Finished reports whether thread th has executed all its operations.
@@ -117,7 +210,15 @@ func (s *State) Enabled(th int) error {
 		return fmt.Errorf("%s has finished", s.form.ThreadName(s.p, th))
 	}
 	if th < s.form.Workers && th >= s.Started {
-		return fmt.Errorf("worker %d is not resident: %d of %d slots are held by unfinished workers", th, s.Started-s.finishedStarted, s.capacity())
+		return fmt.Errorf("worker %d is not resident: %d of %d slots are held by workers that have not exited", th, s.Started-s.exited(), s.capacity())
+	}
+	if th >= s.form.Workers && s.Pos[th] == 0 {
+		if !s.guardHolds(th) {
+			return fmt.Errorf("%s cannot be claimed: its guard does not hold", s.form.ThreadName(s.p, th))
+		}
+		if !s.workerFree(th) {
+			return fmt.Errorf("%s cannot be claimed: no worker is free (%d finished, %d held by dynamic tasks)", s.form.ThreadName(s.p, th), s.finishedStarted-s.exited(), s.holding)
+		}
 	}
 	op := s.form.Threads[th].Ops[s.Pos[th]]
 	switch op.Kind {
@@ -224,8 +325,19 @@ func (m *Machine) Step(ev Event) error {
 		m.end[op.Task] = at
 	}
 	m.Pos[th]++
-	if th < m.form.Workers && m.Finished(th) {
+	if th >= m.form.Workers && !m.simple[th] && ev.Step == 0 {
+		m.holding++
+	}
+	switch {
+	case !m.Finished(th):
+	case th < m.form.Workers:
 		m.finishedStarted++
+		m.startWorkers()
+	default:
+		if !m.simple[th] {
+			m.holding--
+		}
+		m.dynLeft--
 		m.startWorkers()
 	}
 	return nil

@@ -50,7 +50,7 @@ func TestReplayRefusals(t *testing.T) {
 		{"finished", coop, cat(run(0, 0, 3), []schedule.Event{ev(0, 3)}), "event 3 (thread 0, step 3): worker 0 has finished", "a finished thread has no next step"},
 		{"unknown-thread", coop, []schedule.Event{ev(5, 0)}, "no thread 5 (have 2)", "only lowered threads exist"},
 		{"negative-thread", coop, []schedule.Event{ev(-1, 0)}, "no thread -1", "thread ids are non-negative"},
-		{"not-resident", oneSlot, []schedule.Event{ev(1, 0)}, "worker 1 is not resident: 1 of 1 slots are held by unfinished workers", "non-cooperative launches start workers as slots free"},
+		{"not-resident", oneSlot, []schedule.Event{ev(1, 0)}, "worker 1 is not resident: 1 of 1 slots are held by workers that have not exited", "non-cooperative launches start workers as slots free"},
 		{"resident-after-finish", oneSlot, cat(run(0, 0, 3), run(1, 0, 3)), "", "worker 1 starts once worker 0 finishes"},
 		{"cooperative-all-resident", coop, cat(run(0, 0, 3), run(1, 0, 3)), "", "the handoff completes"},
 	}
@@ -186,7 +186,7 @@ func TestSemaphore(t *testing.T) {
 	p := build(schedule.ScopeGPU)
 	// Thread 0 is the empty worker; threads 1 and 2 are the dynamic tasks u and v.
 	_, err := schedule.Replay(p, []schedule.Event{ev(1, 0), ev(2, 0)})
-	if err == nil || !strings.Contains(err.Error(), `task "v": semaphore slot holds 0 tokens, below 1`) {
+	if err == nil || !strings.Contains(err.Error(), `task "v" cannot be claimed: its guard does not hold`) {
 		t.Fatalf("second acquire: %v", err)
 	}
 	trace := cat(run(1, 0, 4), run(2, 0, 2))

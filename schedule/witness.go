@@ -60,6 +60,9 @@ func CheckWitness(p *Program, code string, tasks []int, trace []Event) error {
 			return errors.New("a race witness names two tasks")
 		}
 		a, b := tasks[0], tasks[1]
+		if code == "race.scope" {
+			return checkScopeRace(p, st, a, b)
+		}
 		if !Conflict(p, a, b) {
 			return fmt.Errorf("tasks %q and %q do not conflict", p.Tasks[a].Name, p.Tasks[b].Name)
 		}
