@@ -174,7 +174,10 @@ func encode(p *schedule.Program, bodyOp string) (*Encoded, error) {
 	e.streams = make([]uint32, 0, len(f.Threads)+1)
 	for th, t := range f.Threads {
 		e.streams = append(e.streams, uint32(len(e.ins)/2))
-		guard, simple := 0, true
+		// A dynamic task's guard and whether a spinning worker may run it
+		// come from the schedule's definitions (docs/SEMANTICS.md,
+		// "Dispatch"), so the kernel dispatches as the model says.
+		guard, simple := t.Guard(), t.Simple()
 		for j, op := range t.Ops {
 			if op.Kind == schedule.OpEnd {
 				// The kernel's begin runs the whole body, delays included.
@@ -186,14 +189,6 @@ func encode(p *schedule.Program, bodyOp string) (*Encoded, error) {
 				w1 = e.bodies[op.Task].op // lets the kernel skip empty bodies
 			}
 			e.ins = append(e.ins, w0, w1)
-			if th >= f.Workers {
-				blocking := op.Kind == schedule.OpWait || op.Kind == schedule.OpAwait || op.Kind == schedule.OpAcquire
-				if guard == j && (op.Kind == schedule.OpWait || op.Kind == schedule.OpAcquire) {
-					guard++
-				} else if blocking {
-					simple = false
-				}
-			}
 		}
 		if th >= f.Workers {
 			d := uint32(guard)
