@@ -177,24 +177,12 @@ func (s *State) guardHolds(th int) bool {
 
 // workerFree reports whether a worker is free to claim dynamic thread th:
 // a resident worker whose thread has finished and that holds no task, or,
-// for a simple task, a resident worker spinning in a wait, await or acquire.
+// for a simple task, any resident worker that holds no task.
 func (s *State) workerFree(th int) bool {
-	if s.finishedStarted-s.exited()-s.holding >= 1 {
-		return true
+	if s.simple[th] {
+		return s.Started-s.exited()-s.holding >= 1
 	}
-	if !s.simple[th] {
-		return false
-	}
-	for w := 0; w < s.Started; w++ {
-		if s.Finished(w) {
-			continue
-		}
-		switch s.form.Threads[w].Ops[s.Pos[w]].Kind {
-		case OpWait, OpAwait, OpAcquire:
-			return true
-		}
-	}
-	return false
+	return s.finishedStarted-s.exited()-s.holding >= 1
 }
 
 // Finished reports whether thread th has executed all its operations.
