@@ -1,6 +1,9 @@
 package schedule
 
-import "fmt"
+import (
+	"fmt"
+	"math"
+)
 
 // Handles returned by [Builder]. They are dense indices into the program
 // being built.
@@ -21,38 +24,63 @@ func Relaxed() StepOption { return func(s *Step) { s.Relaxed = true } }
 // WithScope sets a step's scope (the default is ScopeGPU).
 func WithScope(sc Scope) StepOption { return func(s *Step) { s.Scope = sc } }
 
-// Builder assembles a [Program] for code generators. Methods record the
-// first misuse and report it from [Builder.Build], so generator code can
-// chain calls without checking each one.
+// Builder assembles a [Program] for code generators. Methods record every
+// misuse and [Builder.Build] reports them, so generator code can chain
+// calls without checking each one. Build's error is a *[Error] like
+// [Program.Validate]'s: each misuse is a [Diagnostic] with an invalid.*
+// code and the JSON path of the element it concerns (a duplicate counter
+// name is invalid.duplicate at $.counters[3].name), followed by the
+// structural problems Validate finds in what was built.
+//
+// A Builder is not safe for concurrent use.
 type Builder struct {
-	p     Program
-	names map[string]bool // "kind\x00name" of everything declared
-	err   error
+	p      Program
+	names  map[string]int // "kind\x00name" of everything declared → index
+	misuse diags
+	built  bool
+	spare  Task // what a TaskBuilder edits once the builder has built
 }
 
 // NewBuilder starts a program with the given name and launch.
 func NewBuilder(name string, launch Launch) *Builder {
-	return &Builder{p: Program{Name: name, Launch: launch}, names: map[string]bool{}}
+	return &Builder{p: Program{Name: name, Launch: launch}, names: map[string]int{}}
 }
 
-func (b *Builder) declare(kind, name string) {
-	key := kind + "\x00" + name
-	if b.names[key] && b.err == nil {
-		b.err = fmt.Errorf("schedule: duplicate %s name %q", kind, name)
+// usable reports whether the builder may still change its program; after
+// Build it records the misuse at path and returns false.
+func (b *Builder) usable(path string) bool {
+	if b.built {
+		b.misuse.add(CodeValue, path, "the builder was used after Build")
+		return false
 	}
-	b.names[key] = true
+	return true
+}
+
+func (b *Builder) declare(kind, list string, i int, name string) {
+	key := kind + "\x00" + name
+	if j, dup := b.names[key]; dup {
+		b.misuse.add(CodeDuplicate, fmt.Sprintf("$.%s[%d].name", list, i), "duplicate %s name %q (also $.%s[%d])", kind, name, list, j)
+		return
+	}
+	b.names[key] = i
 }
 
 // Arena declares an arena of size bytes that buffers can share.
 func (b *Builder) Arena(name string, size uint64) ArenaRef {
-	b.declare("arena", name)
+	if !b.usable("$.arenas") {
+		return -1
+	}
+	b.declare("arena", "arenas", len(b.p.Arenas), name)
 	b.p.Arenas = append(b.p.Arenas, Arena{Name: name, Size: size})
 	return ArenaRef(len(b.p.Arenas) - 1)
 }
 
 // Buffer declares a buffer of size bytes.
 func (b *Builder) Buffer(name string, kind BufferKind, size uint64) BufferRef {
-	b.declare("buffer", name)
+	if !b.usable("$.buffers") {
+		return -1
+	}
+	b.declare("buffer", "buffers", len(b.p.Buffers), name)
 	b.p.Buffers = append(b.p.Buffers, Buffer{Name: name, Kind: kind, Size: size, Arena: NoArena})
 	return BufferRef(len(b.p.Buffers) - 1)
 }
@@ -61,6 +89,12 @@ func (b *Builder) Buffer(name string, kind BufferKind, size uint64) BufferRef {
 // alias other buffers of that arena.
 func (b *Builder) BufferIn(name string, kind BufferKind, size uint64, arena ArenaRef, offset uint64) BufferRef {
 	r := b.Buffer(name, kind, size)
+	if r < 0 {
+		return r
+	}
+	if offset > math.MaxInt64 {
+		b.misuse.add(CodeSize, fmt.Sprintf("$.buffers[%d].offset", r), "buffer %q has offset %d", name, offset)
+	}
 	b.p.Buffers[r].Arena = int32(arena)
 	b.p.Buffers[r].Offset = offset
 	return r
@@ -71,21 +105,30 @@ func (b *Builder) Counter(name string) CounterRef { return b.CounterInit(name, 0
 
 // CounterInit declares a counter with an initial value and a width in bits.
 func (b *Builder) CounterInit(name string, init uint64, width uint8) CounterRef {
-	b.declare("counter", name)
+	if !b.usable("$.counters") {
+		return -1
+	}
+	b.declare("counter", "counters", len(b.p.Counters), name)
 	b.p.Counters = append(b.p.Counters, Counter{Name: name, Init: init, Width: width})
 	return CounterRef(len(b.p.Counters) - 1)
 }
 
 // Barrier declares a barrier for parties participants.
 func (b *Builder) Barrier(name string, parties int) BarrierRef {
-	b.declare("barrier", name)
+	if !b.usable("$.barriers") {
+		return -1
+	}
+	b.declare("barrier", "barriers", len(b.p.Barriers), name)
 	b.p.Barriers = append(b.p.Barriers, Barrier{Name: name, Parties: parties})
 	return BarrierRef(len(b.p.Barriers) - 1)
 }
 
 // Semaphore declares a semaphore holding tokens initial tokens.
 func (b *Builder) Semaphore(name string, tokens uint64) SemaphoreRef {
-	b.declare("semaphore", name)
+	if !b.usable("$.semaphores") {
+		return -1
+	}
+	b.declare("semaphore", "semaphores", len(b.p.Semaphores), name)
 	b.p.Semaphores = append(b.p.Semaphores, Semaphore{Name: name, Tokens: tokens})
 	return SemaphoreRef(len(b.p.Semaphores) - 1)
 }
@@ -93,7 +136,10 @@ func (b *Builder) Semaphore(name string, tokens uint64) SemaphoreRef {
 // Task appends a dynamic task (claimed by any worker once ready) and returns
 // a builder for it; pin it with [TaskBuilder.On].
 func (b *Builder) Task(name string) *TaskBuilder {
-	b.declare("task", name)
+	if !b.usable("$.tasks") {
+		return &TaskBuilder{b: b, i: -1}
+	}
+	b.declare("task", "tasks", len(b.p.Tasks), name)
 	b.p.Tasks = append(b.p.Tasks, Task{Name: name, Worker: Dynamic})
 	return &TaskBuilder{b: b, i: len(b.p.Tasks) - 1}
 }
@@ -101,17 +147,40 @@ func (b *Builder) Task(name string) *TaskBuilder {
 // Len is the number of tasks added so far.
 func (b *Builder) Len() int { return len(b.p.Tasks) }
 
-// Build validates the program and returns it. The builder must not be used
-// afterwards.
+// Build validates the program and returns it, or returns a *[Error] listing
+// every misuse recorded so far and every structural problem of the program
+// (see [Builder]). Build hands the program over: later calls on the
+// builder or its task builders change nothing and make a second Build fail.
 func (b *Builder) Build() (*Program, error) {
-	if b.err != nil {
-		return nil, b.err
+	if !b.usable("$") {
+		return nil, b.misuse.err()
 	}
-	p := &b.p
+	b.built = true
+	p := new(Program)
+	*p = b.p
+	b.p = Program{}
+	ds := b.misuse
 	if err := p.Validate(); err != nil {
+		for _, d := range err.(*Error).Diagnostics {
+			if !ds.has(d.Code, d.Path) {
+				ds.add(d.Code, d.Path, "%s", d.Message)
+			}
+		}
+	}
+	if err := ds.err(); err != nil {
 		return nil, err
 	}
 	return p, nil
+}
+
+// has reports whether a diagnostic with this code and path is listed.
+func (ds *diags) has(code, path string) bool {
+	for _, d := range ds.list {
+		if d.Code == code && d.Path == path {
+			return true
+		}
+	}
+	return false
 }
 
 // TaskBuilder adds steps and accesses to one task. Waits, barrier syncs,
@@ -122,13 +191,35 @@ type TaskBuilder struct {
 	i int
 }
 
-func (t *TaskBuilder) task() *Task { return &t.b.p.Tasks[t.i] }
+// task returns the task being built, or, once the builder has built, a
+// spare task whose edits go nowhere (the misuse is recorded).
+func (t *TaskBuilder) task() *Task {
+	if t.i < 0 || !t.b.usable(fmt.Sprintf("$.tasks[%d]", t.i)) {
+		t.b.spare = Task{}
+		return &t.b.spare
+	}
+	return &t.b.p.Tasks[t.i]
+}
+
+// path is the JSON path of an element of the task.
+func (t *TaskBuilder) path(format string, args ...any) string {
+	return fmt.Sprintf("$.tasks[%d]", t.i) + fmt.Sprintf(format, args...)
+}
 
 // Index is the task's index in the program.
 func (t *TaskBuilder) Index() int { return t.i }
 
-// On pins the task to a worker's static queue.
-func (t *TaskBuilder) On(worker int) *TaskBuilder { t.task().Worker = int32(worker); return t }
+// On pins the task to a worker's static queue: 0 to Launch.Workers-1, or
+// [Dynamic] to unpin it.
+func (t *TaskBuilder) On(worker int) *TaskBuilder {
+	tk := t.task()
+	if worker < Dynamic || worker > math.MaxInt32 {
+		t.b.misuse.add(CodeWorker, t.path(".worker"), "task %q pinned to worker %d", tk.Name, worker)
+		return t
+	}
+	tk.Worker = int32(worker)
+	return t
+}
 
 // Op sets the operation the body performs.
 func (t *TaskBuilder) Op(op string) *TaskBuilder { t.task().Op = op; return t }
@@ -144,19 +235,28 @@ func (t *TaskBuilder) Param(key string, v int64) *TaskBuilder {
 }
 
 func (t *TaskBuilder) before(s Step, opts []StepOption) *TaskBuilder {
-	for _, o := range opts {
-		o(&s)
-	}
-	t.task().Before = append(t.task().Before, s)
+	tk := t.task()
+	t.apply(&s, opts, t.path(".before[%d]", len(tk.Before)))
+	tk.Before = append(tk.Before, s)
 	return t
 }
 
 func (t *TaskBuilder) after(s Step, opts []StepOption) *TaskBuilder {
-	for _, o := range opts {
-		o(&s)
-	}
-	t.task().After = append(t.task().After, s)
+	tk := t.task()
+	t.apply(&s, opts, t.path(".after[%d]", len(tk.After)))
+	tk.After = append(tk.After, s)
 	return t
+}
+
+// apply applies step options; a nil option is a misuse.
+func (t *TaskBuilder) apply(s *Step, opts []StepOption, path string) {
+	for _, o := range opts {
+		if o == nil {
+			t.b.misuse.add(CodeValue, path, "nil StepOption")
+			continue
+		}
+		o(s)
+	}
 }
 
 // Wait makes the body wait until c >= threshold.
@@ -212,8 +312,17 @@ func (t *TaskBuilder) Read(buf BufferRef, offset, length uint64) *TaskBuilder {
 // ReadTile adds a 2-D read: rows rows of length bytes, stride bytes apart.
 func (t *TaskBuilder) ReadTile(buf BufferRef, offset, length, rows, stride uint64) *TaskBuilder {
 	tk := t.task()
+	t.checkOffset(offset, t.path(".reads[%d].offset", len(tk.Reads)))
 	tk.Reads = append(tk.Reads, Access{Buffer: int32(buf), Offset: int64(offset), Length: length, Rows: rows, Stride: stride})
 	return t
+}
+
+// checkOffset records an offset that does not fit Access.Offset (beyond
+// 2^63-1, it would turn negative).
+func (t *TaskBuilder) checkOffset(offset uint64, path string) {
+	if offset > math.MaxInt64 {
+		t.b.misuse.add(CodeSize, path, "access offset %d does not fit in an int64", offset)
+	}
 }
 
 // Write adds a 1-D write of length bytes at offset.
@@ -224,6 +333,7 @@ func (t *TaskBuilder) Write(buf BufferRef, offset, length uint64) *TaskBuilder {
 // WriteTile adds a 2-D write: rows rows of length bytes, stride bytes apart.
 func (t *TaskBuilder) WriteTile(buf BufferRef, offset, length, rows, stride uint64) *TaskBuilder {
 	tk := t.task()
+	t.checkOffset(offset, t.path(".writes[%d].offset", len(tk.Writes)))
 	tk.Writes = append(tk.Writes, Access{Buffer: int32(buf), Offset: int64(offset), Length: length, Rows: rows, Stride: stride})
 	return t
 }
