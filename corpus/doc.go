@@ -13,8 +13,9 @@
 // Llama-family lowerings of thousands of tasks, hand-written protocols
 // (a semaphore ring buffer, barrier phases, counter handoffs with and
 // without the fence idiom, split-K reductions under locks), programs
-// drawn from internal/progen with fixed seeds, and a few hand-written JSON
-// programs in testdata/seeds.
+// drawn from internal/progen with fixed seeds (stored in [ProgenFile], so
+// that the package does not link the generator), and a few hand-written
+// JSON programs in testdata/seeds.
 //
 // # Entries
 //

@@ -9,7 +9,6 @@ import (
 	"sync"
 
 	"github.com/megaproof/megaproof/examples/llama/llamagen"
-	"github.com/megaproof/megaproof/internal/progen"
 	"github.com/megaproof/megaproof/schedule"
 )
 
@@ -25,7 +24,8 @@ import (
 //	llama-named:NAME  a configuration of llamagen.Configs, optionally with workers=N
 //	llama-default:    llamagen.Default
 //	proto:kind=...    a hand-written protocol: ring, barrier, handoff, mutex
-//	progen:size=...   a program drawn from internal/progen with a fixed seed
+//	progen:size=...   a program drawn from internal/progen with a fixed seed,
+//	                  stored in testdata/progen.tsv
 //	json:FILE         a hand-written program in testdata/seeds
 type Seed struct {
 	// ID is short and unique, e.g. "llama-017".
@@ -174,16 +174,15 @@ func buildProgen(kv params) (*schedule.Program, error) {
 	if err != nil {
 		return nil, err
 	}
-	var o progen.Options
-	switch kv["size"] {
-	case "small":
-		o = progen.Small()
-	case "medium":
-		o = progen.Medium()
-	default:
-		return nil, fmt.Errorf("progen size %q (want small or medium)", kv["size"])
+	size := kv["size"]
+	if size != "small" && size != "medium" {
+		return nil, fmt.Errorf("progen size %q (want small or medium)", size)
 	}
-	return progen.Program(o).Example(seed), nil
+	doc, ok := progenPrograms()[progenKey{size, seed}]
+	if !ok {
+		return nil, fmt.Errorf("progen:size=%s,seed=%d is not stored in %s", size, seed, ProgenFile)
+	}
+	return schedule.Unmarshal(doc)
 }
 
 // seedDir is where hand-written JSON seeds live, relative to the package.
