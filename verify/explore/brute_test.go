@@ -198,10 +198,15 @@ var tiny = progen.Options{MaxThreads: 3, MaxSteps: 5, MaxTasks: 5, Semaphores: t
 // TestAgainstBruteForce compares the explorer (reduced, hashed, own
 // clocks) with a plain enumeration of every interleaving judged by
 // schedule.Replay, on random tiny programs.
+//
+// At least half of the drawn programs must be small enough to compare,
+// whatever number of programs rapid draws (-rapid.checks; a fifth of it
+// under -short).
 func TestAgainstBruteForce(t *testing.T) {
-	compared := 0
+	drawn, compared := 0, 0
 	rapid.Check(t, func(t *rapid.T) {
 		p := progen.Program(tiny).Draw(t, "p")
+		drawn++
 		want, residStuck, ok := brute(p, 200000)
 		if !ok {
 			return
@@ -223,8 +228,8 @@ func TestAgainstBruteForce(t *testing.T) {
 			t.Fatalf("explorer %v\nbrute force %v", got, want)
 		}
 	})
-	if compared < 50 {
-		t.Errorf("only %d programs were small enough to compare", compared)
+	if drawn == 0 || 2*compared < drawn {
+		t.Errorf("only %d of %d programs were small enough to compare; want at least half", compared, drawn)
 	}
 }
 
