@@ -3,8 +3,9 @@ package schedule
 import (
 	"errors"
 	"fmt"
-	"sort"
 	"strings"
+
+	"github.com/megaproof/megaproof/internal/geom"
 )
 
 // CheckWitness confirms that trace exhibits a finding of the given code
@@ -84,7 +85,10 @@ func CheckWitness(p *Program, code string, tasks []int, trace []Event) error {
 		if br < 0 {
 			return errors.New("the trace does not begin the reader")
 		}
-		if !uncoveredRead(p, st, r, br) {
+		switch un, err := uncoveredRead(p, st, r, br); {
+		case err != nil:
+			return err
+		case !un:
 			return errors.New("every byte the reader reads is written before it")
 		}
 		return nil
@@ -94,15 +98,17 @@ func CheckWitness(p *Program, code string, tasks []int, trace []Event) error {
 
 // uncoveredRead reports whether task r, begun at event br, reads a byte of a
 // scratch or output buffer that no same-buffer write of a task whose body
-// happens before br covers.
-func uncoveredRead(p *Program, st *State, r, br int) bool {
+// happens before br covers. Coverage is decided on the accesses'
+// rectangles, never row by row; a question beyond the footprint budget is
+// an error.
+func uncoveredRead(p *Program, st *State, r, br int) (bool, error) {
 	past := st.Past(br)
 	for _, rd := range p.Tasks[r].Reads {
 		k := p.Buffers[rd.Buffer].Kind
 		if k != KindScratch && k != KindOutput {
 			continue
 		}
-		var cover [][2]int64
+		var cover []geom.Rect
 		for w := range p.Tasks {
 			if w == r {
 				continue
@@ -111,39 +117,20 @@ func uncoveredRead(p *Program, st *State, r, br int) bool {
 				continue
 			}
 			for _, wr := range p.Tasks[w].Writes {
-				if wr.Buffer != rd.Buffer {
-					continue
-				}
-				for lo, hi := range wr.Spans() {
-					cover = append(cover, [2]int64{lo, hi})
+				if wr.Buffer == rd.Buffer {
+					cover = append(cover, bufferRect(wr))
 				}
 			}
 		}
-		for lo, hi := range rd.Spans() {
-			if !covered(cover, lo, hi) {
-				return true
-			}
+		_, found, ok := geom.Uncovered([]geom.Rect{bufferRect(rd)}, cover, footprintBudget)
+		if !ok {
+			return false, fmt.Errorf("deciding whether the writes before task %q cover its read of %q needs more than %d pieces", p.Tasks[r].Name, p.Buffers[rd.Buffer].Name, footprintBudget)
+		}
+		if found {
+			return true, nil
 		}
 	}
-	return false
-}
-
-// covered reports whether the union of spans contains [lo, hi).
-func covered(spans [][2]int64, lo, hi int64) bool {
-	sort.Slice(spans, func(i, j int) bool { return spans[i][0] < spans[j][0] })
-	at := lo
-	for _, s := range spans {
-		if s[0] > at {
-			break
-		}
-		if s[1] > at {
-			at = s[1]
-		}
-		if at >= hi {
-			return true
-		}
-	}
-	return at >= hi
+	return false, nil
 }
 
 // ArenaSpan maps a byte range of a buffer to its arena's address space: the
@@ -157,7 +144,8 @@ func ArenaSpan(p *Program, buf int32, lo, hi int64) (arena int32, alo, ahi int64
 }
 
 // Conflict reports whether tasks a and b access overlapping arena bytes
-// with at least one write.
+// with at least one write. Overlap is decided on the accesses' rectangles
+// by arithmetic, never row by row.
 func Conflict(p *Program, a, b int) bool {
 	ta, tb := &p.Tasks[a], &p.Tasks[b]
 	return overlapAny(p, ta.Writes, tb.Writes) || overlapAny(p, ta.Writes, tb.Reads) || overlapAny(p, ta.Reads, tb.Writes)
@@ -165,15 +153,10 @@ func Conflict(p *Program, a, b int) bool {
 
 func overlapAny(p *Program, xs, ys []Access) bool {
 	for _, x := range xs {
+		kx, rx := arenaRect(p, x)
 		for _, y := range ys {
-			for xl, xh := range x.Spans() {
-				ax, xl, xh := ArenaSpan(p, x.Buffer, xl, xh)
-				for yl, yh := range y.Spans() {
-					ay, yl, yh := ArenaSpan(p, y.Buffer, yl, yh)
-					if ax == ay && xl < yh && yl < xh {
-						return true
-					}
-				}
+			if ky, ry := arenaRect(p, y); kx == ky && geom.Overlap(rx, ry) {
+				return true
 			}
 		}
 	}
