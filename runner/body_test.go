@@ -29,7 +29,7 @@ func bodyProg(op func(i int) string) *schedule.Program {
 // Options.Body = "mix" executes every body as mix, on the CPU exactly as a
 // program whose every Task.Op is "mix" would.
 func TestBodyOverrideMix(t *testing.T) {
-	ops := []string{"gemv", "rmsnorm", "", "softmax"}
+	ops := []string{"matmul", "layernorm", "", "softmax"}
 	p := bodyProg(func(i int) string { return ops[i] })
 	if _, err := Encode(p); err == nil || !strings.Contains(err.Error(), "unknown op") {
 		t.Fatalf("Encode without override: err = %v, want unknown op", err)

@@ -44,6 +44,7 @@ static void *mp_cuda, *mp_nvrtc;
 	FN(CUresult, cuMemFree_v2, (CUdeviceptr)) \
 	FN(CUresult, cuMemcpyHtoD_v2, (CUdeviceptr, const void *, size_t)) \
 	FN(CUresult, cuMemcpyDtoH_v2, (void *, CUdeviceptr, size_t)) \
+	FN(CUresult, cuMemsetD8_v2, (CUdeviceptr, unsigned char, size_t)) \
 	FN(CUresult, cuStreamCreate, (CUstream *, unsigned)) \
 	FN(CUresult, cuStreamDestroy_v2, (CUstream)) \
 	FN(CUresult, cuStreamSynchronize, (CUstream)) \
@@ -128,6 +129,7 @@ static CUresult mp_alloc(CUdeviceptr *p, size_t n) { return p_cuMemAlloc_v2(p, n
 static CUresult mp_free(CUdeviceptr p) { return p_cuMemFree_v2(p); }
 static CUresult mp_htod(CUdeviceptr d, const void *h, size_t n) { return p_cuMemcpyHtoD_v2(d, h, n); }
 static CUresult mp_dtoh(void *h, CUdeviceptr d, size_t n) { return p_cuMemcpyDtoH_v2(h, d, n); }
+static CUresult mp_memset(CUdeviceptr d, unsigned char v, size_t n) { return p_cuMemsetD8_v2(d, v, n); }
 static CUresult mp_stream_create(CUstream *s) { return p_cuStreamCreate(s, 1); }
 static CUresult mp_stream_destroy(CUstream s) { return p_cuStreamDestroy_v2(s); }
 static CUresult mp_stream_sync(CUstream s) { return p_cuStreamSynchronize(s); }
@@ -193,7 +195,6 @@ import "C"
 
 import (
 	"context"
-	_ "embed"
 	"errors"
 	"fmt"
 	"os"
@@ -204,9 +205,6 @@ import (
 
 	"github.com/megaproof/megaproof/schedule"
 )
-
-//go:embed kernel.cu
-var kernelSource string
 
 // CUDA driver constants (from cuda.h) used here.
 const (
@@ -221,7 +219,7 @@ const (
 	paramWords          = 19
 	statusWords         = 8
 	defaultNVRTCLibrary = "libnvrtc.so"
-	dynReserve          = 16 << 10 // static shared memory of the kernel, rounded up
+	dynReserve          = 32 << 10 // static shared memory of the kernel, rounded up
 )
 
 // Device is one CUDA device with the interpreter kernel loaded. Its methods
@@ -422,7 +420,7 @@ func compile(arch string) (img []byte, cached bool, took time.Duration, err erro
 		return img, true, 0, nil
 	}
 	t0 := time.Now()
-	src := C.CString(kernelSource)
+	src := C.CString(kernelSource())
 	defer C.free(unsafe.Pointer(src))
 	try := func(a string, cubin bool) ([]byte, error) {
 		ca := C.CString("--gpu-architecture=" + a)
@@ -552,8 +550,11 @@ type session struct {
 	perm               C.CUdeviceptr
 }
 
-func (d *Device) newSession(e *Encoded) (*session, error) {
-	s := &session{e: e}
+func (d *Device) newSession(e *Encoded) (*session, error) { return d.newSessionOn(e, 0) }
+
+// newSessionOn is newSession on an existing heap (0: allocate one).
+func (d *Device) newSessionOn(e *Encoded, heap C.CUdeviceptr) (*session, error) {
+	s := &session{e: e, heap: heap}
 	ok := false
 	defer func() {
 		if !ok {
@@ -567,7 +568,9 @@ func (d *Device) newSession(e *Encoded) (*session, error) {
 		}
 	}
 	var ins, streams, tasks, accs, dyninfo C.CUdeviceptr
-	up(&s.heap, func() (C.CUdeviceptr, error) { return s.mem.alloc(int(e.HeapBytes)) })
+	if s.heap == 0 {
+		up(&s.heap, func() (C.CUdeviceptr, error) { return s.mem.alloc(int(e.HeapBytes)) })
+	}
 	up(&ins, func() (C.CUdeviceptr, error) { return upload(&s.mem, append(e.ins, 0, 0)) })
 	up(&streams, func() (C.CUdeviceptr, error) { return upload(&s.mem, e.streams) })
 	up(&tasks, func() (C.CUdeviceptr, error) { return upload(&s.mem, append(e.tasks, make([]uint64, taskWords)...)) })
@@ -597,9 +600,21 @@ func (d *Device) newSession(e *Encoded) (*session, error) {
 // reset uploads the initial heap and sync state for one run.
 func (s *session) reset(o Options) error {
 	e := s.e
+	img, err := e.ImageFrom(o.Poison, o.Init)
+	if err != nil {
+		return err
+	}
+	if err := htod(s.heap, img); err != nil {
+		return err
+	}
+	return s.resetSync(o)
+}
+
+// resetSync uploads the initial sync state and the launch options.
+func (s *session) resetSync(o Options) error {
+	e := s.e
 	ctr, bar, sem := e.initialSync()
 	for _, f := range []func() error{
-		func() error { return htod(s.heap, e.Image(o.Poison)) },
 		func() error { return htod(s.ctr, ctr) },
 		func() error { return htod(s.bar, bar) },
 		func() error { return htod(s.sm, sem) },
@@ -673,11 +688,17 @@ func (d *Device) Run(ctx context.Context, p *schedule.Program, opt Options) (*Ou
 }
 
 func (d *Device) runSession(s *session, opt Options) (*Outcome, error) {
-	e := s.e
 	t0 := time.Now()
 	if err := s.reset(opt); err != nil {
 		return nil, err
 	}
+	return d.launch(s, opt, t0, true)
+}
+
+// launch runs the session's kernel once on its current heap and sync
+// state; with download it returns every buffer's bytes.
+func (d *Device) launch(s *session, opt Options, t0 time.Time, download bool) (*Outcome, error) {
+	e := s.e
 	threads := opt.threads()
 	smem, perSM := d.padding(threads, e.prog.Launch.PerSM, opt.FreeOccupancy)
 	coop := e.prog.Launch.Cooperative && d.coop
@@ -709,11 +730,13 @@ func (d *Device) runSession(s *session, opt Options) (*Outcome, error) {
 	if err := dtoh(status, s.status); err != nil {
 		return nil, err
 	}
-	heap := make([]byte, e.HeapBytes)
-	if err := dtoh(heap, s.heap); err != nil {
-		return nil, err
+	if download {
+		heap := make([]byte, e.HeapBytes)
+		if err := dtoh(heap, s.heap); err != nil {
+			return nil, err
+		}
+		out.Buffers = e.Buffers(heap)
 	}
-	out.Buffers = e.Buffers(heap)
 	out.DynamicRun = make([]int, e.Workers)
 	stuck := false
 	for w := 0; w < e.Workers; w++ {
@@ -848,4 +871,177 @@ func (d *Device) baseline(p *schedule.Program, reps int) (stream, graph []time.D
 		return nil, nil, nil, nil, err
 	}
 	return stream, graph, sb, e.Buffers(heap), nil
+}
+
+// Resident is a data heap kept on the device across runs of programs that
+// share one buffer layout, such as the decode steps of one model at
+// successive positions: weights are uploaded once, state (the KV cache)
+// carries over from run to run, and the host reads and writes single
+// buffers (the token in, the next token out).
+type Resident struct {
+	d        *Device
+	layout   *Encoded // the encoding the heap was laid out for
+	heap     C.CUdeviceptr
+	mem      devMem
+	sessions map[*Encoded]*session
+	closed   bool
+}
+
+// NewResident allocates the heap of e on the device and fills it: every
+// byte o.Poison, then the initialized buffers from o.Init (or the byte
+// pattern), one buffer at a time.
+func (d *Device) NewResident(e *Encoded, o Options) (*Resident, error) {
+	leave, err := d.enter()
+	if err != nil {
+		return nil, err
+	}
+	defer leave()
+	r := &Resident{d: d, layout: e, sessions: map[*Encoded]*session{}}
+	if r.heap, err = r.mem.alloc(int(e.HeapBytes)); err != nil {
+		return nil, err
+	}
+	fail := func(err error) (*Resident, error) { r.mem.free(); return nil, err }
+	if err := check("cuMemsetD8", C.mp_memset(r.heap, C.uchar(o.Poison), C.size_t(e.HeapBytes))); err != nil {
+		return fail(err)
+	}
+	p := e.prog
+	for i, b := range p.Buffers {
+		if !b.Kind.Initialized() || b.Size == 0 {
+			continue
+		}
+		buf := make([]byte, b.Size)
+		if o.Init != nil {
+			if err := o.Init.Fill(p, i, buf); err != nil {
+				return fail(err)
+			}
+		} else {
+			for j := range buf {
+				buf[j] = initByte(i, uint64(j))
+			}
+		}
+		if err := htod(r.heap+C.CUdeviceptr(e.BufferAddr[i]), buf); err != nil {
+			return fail(err)
+		}
+	}
+	return r, nil
+}
+
+// sameLayout reports whether e's buffers are the resident heap's.
+func (r *Resident) sameLayout(e *Encoded) error {
+	a, b := r.layout, e
+	if a.HeapBytes != b.HeapBytes || len(a.BufferAddr) != len(b.BufferAddr) {
+		return fmt.Errorf("runner: program %q does not have the resident heap's layout (%d bytes, %d buffers; resident %d, %d)", b.prog.Name, b.HeapBytes, len(b.BufferAddr), a.HeapBytes, len(a.BufferAddr))
+	}
+	for i := range a.BufferAddr {
+		x, y := a.prog.Buffers[i], b.prog.Buffers[i]
+		if a.BufferAddr[i] != b.BufferAddr[i] || x.Name != y.Name || x.Size != y.Size {
+			return fmt.Errorf("runner: program %q: buffer %d (%q, %d bytes) differs from the resident heap's (%q, %d bytes)", b.prog.Name, i, y.Name, y.Size, x.Name, x.Size)
+		}
+	}
+	return nil
+}
+
+// Run executes e once on the resident heap (which it changes in place) and
+// returns the outcome without buffers. e must come from [Prepare] (a
+// program verify calls safe) unless o.AllowUnsafe, and have the heap's
+// layout. Its tables stay on the device for later runs of e.
+func (r *Resident) Run(e *Encoded, o Options) (*Outcome, error) {
+	if !e.verified && !o.AllowUnsafe {
+		return nil, fmt.Errorf("%w: program %q was not prepared with Prepare", ErrUnverified, e.prog.Name)
+	}
+	if err := r.sameLayout(e); err != nil {
+		return nil, err
+	}
+	leave, err := r.d.enter()
+	if err != nil {
+		return nil, err
+	}
+	defer leave()
+	if r.closed {
+		return nil, errors.New("runner: resident heap closed")
+	}
+	t0 := time.Now()
+	s := r.sessions[e]
+	if s == nil {
+		if s, err = r.d.newSessionOn(e, r.heap); err != nil {
+			return nil, err
+		}
+		r.sessions[e] = s
+	}
+	if err := s.resetSync(o); err != nil {
+		return nil, err
+	}
+	return r.d.launch(s, o, t0, false)
+}
+
+// Forget frees the device tables of e (its heap effects stay).
+func (r *Resident) Forget(e *Encoded) {
+	leave, err := r.d.enter()
+	if err != nil {
+		return
+	}
+	defer leave()
+	if s := r.sessions[e]; s != nil {
+		s.mem.free()
+		delete(r.sessions, e)
+	}
+}
+
+func (r *Resident) buffer(name string) (uint64, uint64, error) {
+	for i, b := range r.layout.prog.Buffers {
+		if b.Name == name {
+			return r.layout.BufferAddr[i], b.Size, nil
+		}
+	}
+	return 0, 0, fmt.Errorf("runner: no buffer %q", name)
+}
+
+// Read returns the current bytes of the named buffer.
+func (r *Resident) Read(name string) ([]byte, error) {
+	addr, size, err := r.buffer(name)
+	if err != nil {
+		return nil, err
+	}
+	leave, err := r.d.enter()
+	if err != nil {
+		return nil, err
+	}
+	defer leave()
+	out := make([]byte, size)
+	return out, dtoh(out, r.heap+C.CUdeviceptr(addr))
+}
+
+// Write replaces the bytes of the named buffer; data must have its size.
+func (r *Resident) Write(name string, data []byte) error {
+	addr, size, err := r.buffer(name)
+	if err != nil {
+		return err
+	}
+	if uint64(len(data)) != size {
+		return fmt.Errorf("runner: buffer %q has %d bytes, not %d", name, size, len(data))
+	}
+	leave, err := r.d.enter()
+	if err != nil {
+		return err
+	}
+	defer leave()
+	return htod(r.heap+C.CUdeviceptr(addr), data)
+}
+
+// Close frees the heap and every program's tables.
+func (r *Resident) Close() error {
+	leave, err := r.d.enter()
+	if err != nil {
+		return err
+	}
+	defer leave()
+	if r.closed {
+		return nil
+	}
+	r.closed = true
+	for _, s := range r.sessions {
+		s.mem.free()
+	}
+	r.mem.free()
+	return nil
 }

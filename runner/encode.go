@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/megaproof/megaproof/schedule"
@@ -22,7 +23,7 @@ const (
 
 // Words per task record and per access record in the encoded tables.
 const (
-	taskWords   = 8
+	taskWords   = 8 + numArgs // op, seed, k, c, reads, #reads, writes, #writes, args
 	accessWords = 4
 	heapAlign   = 256
 )
@@ -51,15 +52,16 @@ type Encoded struct {
 	// BufferAddr is each buffer's byte offset in the heap.
 	BufferAddr []uint64
 
-	prog    *schedule.Program
-	form    *schedule.Form
-	ins     []uint64 // 2 words per instruction
-	streams []uint32 // Threads+1 offsets into ins (in instructions)
-	dyninfo []uint32 // per dynamic task: guard length | simple<<31
-	tasks   []uint64 // taskWords per task
-	accs    []uint64 // accessWords per access
-	bodies  []body   // per task, for the CPU reference
-	step    []int32  // per instruction: its operation's index in its normal-form thread
+	prog     *schedule.Program
+	form     *schedule.Form
+	verified bool     // made by Prepare: verify called the program safe
+	ins      []uint64 // 2 words per instruction
+	streams  []uint32 // Threads+1 offsets into ins (in instructions)
+	dyninfo  []uint32 // per dynamic task: guard length | simple<<31
+	tasks    []uint64 // taskWords per task
+	accs     []uint64 // accessWords per access
+	bodies   []body   // per task, for the CPU reference
+	step     []int32  // per instruction: its operation's index in its normal-form thread
 }
 
 // BlockingDynamic counts dynamic tasks that may block after their entry
@@ -81,6 +83,21 @@ func (e *Encoded) BlockingDynamic() int {
 // [Ops]).
 func Encode(p *schedule.Program) (*Encoded, error) { return encode(p, "") }
 
+// Prepare verifies p (unless o.AllowUnsafe) and encodes it with the body
+// override of o.Body, for [Resident.Run]. A program verify does not call
+// safe is refused with ErrUnverified.
+func Prepare(ctx context.Context, p *schedule.Program, o Options) (*Encoded, error) {
+	if err := gate(ctx, p, o); err != nil {
+		return nil, err
+	}
+	e, err := encode(p, o.Body)
+	if err != nil {
+		return nil, err
+	}
+	e.verified = !o.AllowUnsafe
+	return e, nil
+}
+
 // EncodeWith is [Encode] with the body override of o.Body: when it is not
 // empty, every task body is encoded as that operation (one of [Ops])
 // instead of its Task.Op. The other options do not affect the encoding.
@@ -88,7 +105,7 @@ func EncodeWith(p *schedule.Program, o Options) (*Encoded, error) { return encod
 
 func encode(p *schedule.Program, bodyOp string) (*Encoded, error) {
 	if bodyOp != "" {
-		if _, ok := opCodes[bodyOp]; !ok {
+		if c, ok := opCodes[bodyOp]; !ok || c >= opCodeFirstNumeric {
 			return nil, fmt.Errorf("runner: Options.Body %q is not one of %v", bodyOp, Ops)
 		}
 	}
@@ -128,7 +145,7 @@ func encode(p *schedule.Program, bodyOp string) (*Encoded, error) {
 		}
 		code, ok := opCodes[opName]
 		if !ok {
-			return nil, opError(t.Name, "unknown op %q (want one of %v)", t.Op, Ops)
+			return nil, opError(t.Name, "unknown op %q (want one of %v or %v)", t.Op, Ops, NumericOps())
 		}
 		bd := body{
 			op:   code,
@@ -143,6 +160,15 @@ func encode(p *schedule.Program, bodyOp string) (*Encoded, error) {
 			}
 			if bd.writes, err = e.resolve(t, t.Writes, "write"); err != nil {
 				return nil, err
+			}
+		}
+		if o := numByCode[code]; o != nil {
+			var err error
+			if bd.args, err = checkNumeric(p, t, o); err != nil {
+				return nil, err
+			}
+			if overlaps(spans(bd.reads), spans(bd.writes)) {
+				return nil, opError(t.Name, "op %q writes bytes it reads", opName)
 			}
 		}
 		switch code {
@@ -164,6 +190,7 @@ func encode(p *schedule.Program, bodyOp string) (*Encoded, error) {
 		}
 		e.tasks = append(e.tasks, code, bd.seed, bd.k, bd.c,
 			uint64(rs), uint64(len(bd.reads)), uint64(ws), uint64(len(bd.writes)))
+		e.tasks = append(e.tasks, bd.args[:]...)
 		e.bodies[i] = bd
 	}
 
@@ -282,6 +309,29 @@ func (e *Encoded) Image(poison byte) []byte {
 		}
 	}
 	return heap
+}
+
+// ImageFrom is [Encoded.Image] with the initialized buffers filled by src
+// instead of the byte pattern (src nil: the pattern).
+func (e *Encoded) ImageFrom(poison byte, src Source) ([]byte, error) {
+	if src == nil {
+		return e.Image(poison), nil
+	}
+	heap := make([]byte, e.HeapBytes)
+	if poison != 0 {
+		for i := range heap {
+			heap[i] = poison
+		}
+	}
+	for i, b := range e.prog.Buffers {
+		if !b.Kind.Initialized() {
+			continue
+		}
+		if err := src.Fill(e.prog, i, heap[e.BufferAddr[i]:e.BufferAddr[i]+b.Size]); err != nil {
+			return nil, err
+		}
+	}
+	return heap, nil
 }
 
 // Buffers cuts each buffer's bytes out of a heap image, by buffer name.

@@ -1,6 +1,8 @@
-// megaproof interpreter kernel. Compiled at load by NVRTC (see runner/cuda.go).
-// One block per worker; thread 0 performs every synchronization operation,
-// the whole block executes task bodies. Layouts match runner/encode.go.
+// megaproof interpreter kernel. Compiled at load by NVRTC (see runner/cuda.go)
+// after kernels/opcodes.cuh (generated), kernels/numeric.cuh and the numeric
+// op bodies kernels/ops/*.cuh. One block per worker; thread 0 performs every
+// synchronization operation, the whole block executes task bodies. Layouts
+// match runner/encode.go.
 
 typedef unsigned long long u64;
 typedef unsigned int u32;
@@ -15,14 +17,6 @@ typedef unsigned char u8;
 #define INS_FENCE 7
 #define INS_BEGIN 8
 #define INS_END 9
-
-#define OP_NOP 0
-#define OP_FILL 1
-#define OP_COPY 2
-#define OP_ADD 3
-#define OP_SCALE 4
-#define OP_MIX 5
-#define OP_MIXAT 6
 
 // Worker states in the status table.
 #define ST_RUNNING 0
@@ -157,9 +151,14 @@ __device__ __forceinline__ u64 stream_at(const u64 *a, u32 n, u64 i) {
 
 // run_body executes task t's body with the whole block.
 __device__ void run_body(const Params &P, Blk &B, u32 t) {
-  const u64 *T = P.tasks + 8 * (u64)t;
+  const u64 *T = P.tasks + TASK_WORDS * (u64)t;
   u64 op = T[0];
   if (op == OP_NOP) return;
+  if (op >= OP_FIRST_NUMERIC) {
+    run_numeric(op, T, P.accs + 4 * T[4], P.accs + 4 * T[6], P.heap);
+    __syncthreads();
+    return;
+  }
   u32 seed = (u32)T[1];
   u8 k = (u8)T[2], c = (u8)T[3];
   const u64 *R = P.accs + 4 * T[4];
@@ -183,7 +182,7 @@ __device__ void run_body(const Params &P, Blk &B, u32 t) {
     }
     break;
   }
-  case OP_ADD:
+  case OP_ADD8:
     for (u64 i = tid; i < n; i += bd) {
       u8 s = 0;
       for (u32 a = 0; a < nr; a++) {
@@ -221,6 +220,8 @@ __device__ void run_body(const Params &P, Blk &B, u32 t) {
     }
     break;
   }
+  default:
+    __trap(); // an op code this kernel does not know
   }
   __syncthreads();
 }

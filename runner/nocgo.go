@@ -38,3 +38,25 @@ func (d *Device) Close() error { return nil }
 func (d *Device) Run(ctx context.Context, p *schedule.Program, opt Options) (*Outcome, error) {
 	return nil, ErrNoCGO
 }
+
+// Resident is a data heap kept on the device across runs. In a build
+// without cgo none can be made.
+type Resident struct{}
+
+// NewResident returns ErrNoCGO: this build has no cgo.
+func (d *Device) NewResident(e *Encoded, o Options) (*Resident, error) { return nil, ErrNoCGO }
+
+// Run returns ErrNoCGO.
+func (r *Resident) Run(e *Encoded, o Options) (*Outcome, error) { return nil, ErrNoCGO }
+
+// Forget does nothing.
+func (r *Resident) Forget(e *Encoded) {}
+
+// Read returns ErrNoCGO.
+func (r *Resident) Read(name string) ([]byte, error) { return nil, ErrNoCGO }
+
+// Write returns ErrNoCGO.
+func (r *Resident) Write(name string, data []byte) error { return ErrNoCGO }
+
+// Close does nothing.
+func (r *Resident) Close() error { return nil }

@@ -5,8 +5,11 @@ import (
 	"sort"
 )
 
-// Operation codes of task bodies, as encoded for the GPU. The names are the
-// values of schedule.Task.Op that the runner understands.
+// Operation codes of task bodies, as encoded for the GPU (go generate
+// writes them to kernels/opcodes.cuh). The names are the values of
+// schedule.Task.Op that the runner understands. Codes below 16 are the
+// byte operations of [Ops]; codes from 16 are the numeric operations of
+// [NumericOps].
 const (
 	opNop   = 0
 	opFill  = 1
@@ -15,17 +18,32 @@ const (
 	opScale = 4
 	opMix   = 5
 	opMixAt = 6
+
+	opCodeEmbed        = 16
+	opCodeRMSNorm      = 17
+	opCodeGEMV         = 18
+	opCodeRoPE         = 19
+	opCodeKVAppend     = 20
+	opCodeAttention    = 21
+	opCodeAttnPartial  = 22
+	opCodeAttnCombine  = 23
+	opCodeResidualAdd  = 24
+	opCodeSiLUMul      = 25
+	opCodeArgmax       = 26
+	opCodeFirstNumeric = opCodeEmbed
 )
 
-// Ops lists the body operations the runner executes, by the name a task
-// gives in [schedule.Task.Op]. Every operation works on bytes: a task's
+// Ops lists the byte operations the runner executes, by the name a task
+// gives in [schedule.Task.Op] ("noop" is a synonym of "nop"; the numeric
+// operations of a Llama decode step are listed by [NumericOps]). Every
+// byte operation works on bytes: a task's
 // reads form an input stream (its read accesses concatenated, each access
 // row by row) and its writes an output stream, and out[i] is:
 //
 //   - "" or "nop": nothing is read or written.
 //   - "fill": byte(mix32(seed + i·0x9E3779B9)).
 //   - "copy": in[i mod len(in)].
-//   - "add": the sum mod 256 over every read access k of read_k[i mod len(read_k)].
+//   - "add8": the sum mod 256 over every read access k of read_k[i mod len(read_k)].
 //   - "scale": in[i mod len(in)]·k + c mod 256 (params "k", default 3, and "c", default 1).
 //   - "mix": byte(mix32(h + i·0x9E3779B9)) where h = seed + Σ_j term(j, in[j])
 //     mod 2^32 over every byte read: a hash of exactly the bytes read, so a
@@ -38,12 +56,28 @@ const (
 //     one per stream index; the CPU keeps the later one and the GPU's
 //     threads race for it, so the result is not defined.
 //
-// "seed" is the param "seed", defaulting to the task's index. copy, add and
+// "seed" is the param "seed", defaulting to the task's index. copy, add8 and
 // scale need at least one read; no operation but mix and mixat may write a
 // byte it also reads (they read everything before they write).
-var Ops = []string{"nop", "fill", "copy", "add", "scale", "mix", "mixat"}
+var Ops = []string{"nop", "fill", "copy", "add8", "scale", "mix", "mixat"}
 
-var opCodes = map[string]uint64{"": opNop, "nop": opNop, "fill": opFill, "copy": opCopy, "add": opAdd, "scale": opScale, "mix": opMix, "mixat": opMixAt}
+// opCodes maps every op name the runner knows to its code.
+var opCodes = func() map[string]uint64 {
+	m := map[string]uint64{"": opNop, "nop": opNop, "noop": opNop, "fill": opFill, "copy": opCopy, "add8": opAdd, "scale": opScale, "mix": opMix, "mixat": opMixAt}
+	for _, o := range numOps {
+		m[o.name] = o.code
+	}
+	return m
+}()
+
+// opCanonical is the name of each op code.
+var opCanonical = func() map[uint64]string {
+	m := map[uint64]string{opNop: "nop", opFill: "fill", opCopy: "copy", opAdd: "add8", opScale: "scale", opMix: "mix", opMixAt: "mixat"}
+	for _, o := range numOps {
+		m[o.code] = o.name
+	}
+	return m
+}()
 
 // mix32 is MurmurHash3's 32-bit finalizer; the CUDA source has the same.
 func mix32(x uint32) uint32 {
@@ -104,12 +138,17 @@ type body struct {
 	op     uint64
 	seed   uint64
 	k, c   uint64
+	args   [numArgs]uint64 // numeric ops' argument words
 	reads  []access
 	writes []access
 }
 
 // run executes the body on heap (the CPU reference of the GPU code).
 func (b *body) run(heap []byte) {
+	if o := numByCode[b.op]; o != nil {
+		o.run(&b.args, b.reads, b.writes, heap)
+		return
+	}
 	n := streamLen(b.writes)
 	switch b.op {
 	case opFill:

@@ -70,6 +70,10 @@ type Options struct {
 	// Compare with [ReferenceWith] given the same options. The empty value
 	// executes Task.Op.
 	Body string
+	// Init, when set, gives the initial bytes of the initialized buffers
+	// (inputs, weights, state) instead of the runner's byte pattern: for
+	// a llamagen program, real weights ([LlamaSource]).
+	Init Source
 }
 
 func (o Options) timeout() time.Duration {

@@ -81,7 +81,7 @@ func (c layered) build() *schedule.Program {
 	case "barrier":
 		bar = b.Barrier("layer", c.workers)
 	}
-	ops := []string{"mix", "mix", "add", "copy", "scale"}
+	ops := []string{"mix", "mix", "add8", "copy", "scale"}
 	for l := 0; l < c.layers; l++ {
 		for j := 0; j < c.width; j++ {
 			t := b.Task(fmt.Sprintf("t%d_%d", l, j))
@@ -182,7 +182,7 @@ func progArena() *schedule.Program {
 	b.Task("w1").On(0).Op("scale").Read(in, 0, 512).Write(a, 0, 512).Signal(c1, 1)
 	b.Task("r1").On(1).Op("mix").Wait(c1, 1).Read(a, 0, 512).Write(out, 0, 512).Signal(c2, 1)
 	b.Task("w2").On(0).Op("fill").Wait(c2, 1).Write(bb, 0, 256).Signal(c3, 1)
-	b.Task("r2").On(1).Op("add").Wait(c3, 1).Read(bb, 0, 256).Read(in, 7, 100).Write(out, 512, 512)
+	b.Task("r2").On(1).Op("add8").Wait(c3, 1).Read(bb, 0, 256).Read(in, 7, 100).Write(out, 512, 512)
 	return must(b.Build())
 }
 

@@ -36,7 +36,10 @@ func ReferenceWith(p *schedule.Program, o Options) (map[string][]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	heap := e.Image(o.Poison)
+	heap, err := e.ImageFrom(o.Poison, o.Init)
+	if err != nil {
+		return nil, err
+	}
 	if err := e.execute(heap); err != nil {
 		return nil, err
 	}

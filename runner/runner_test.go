@@ -29,7 +29,7 @@ func TestReferenceOps(t *testing.T) {
 	o := b.Buffer("o", schedule.KindOutput, 40)
 	b.Task("copy").On(0).Op("copy").Read(in, 0, 4).Write(o, 0, 8)
 	b.Task("scale").On(0).Op("scale").Param("k", 2).Param("c", 5).Read(in, 0, 8).Write(o, 8, 8)
-	b.Task("add").On(0).Op("add").Read(in, 0, 8).Read(in, 4, 2).Write(o, 16, 8)
+	b.Task("add").On(0).Op("add8").Read(in, 0, 8).Read(in, 4, 2).Write(o, 16, 8)
 	b.Task("mix").On(0).Op("mix").Param("seed", 1).Read(in, 0, 8).Write(o, 24, 8)
 	b.Task("tile").On(0).Op("copy").ReadTile(in, 1, 2, 2, 4).Write(o, 32, 8)
 	p := must(b.Build())

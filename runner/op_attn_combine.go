@@ -1,0 +1,50 @@
+package runner
+
+// opAttnCombine merges one head's split-KV partials by their log-sum-exp.
+//
+//	reads:  part[:, h·splits·D : (h+1)·splits·D] of [B, heads·splits·D] fp32;
+//	        lse[:, h·splits : (h+1)·splits] of [B, heads·splits] fp32
+//	writes: att[:, h·D : (h+1)·D] of [B, heads·D] bf16
+//	params: batch (default 1), head h, splits, heads, head_dim D
+//
+// With M = max lse_s and c_s = exp(lse_s − M):
+// out = bf16(Σ c_s part_s / Σ c_s), in fp32. Tolerance: exp; one bf16
+// rounding.
+var opAttnCombine = &numOp{
+	name: "attn_combine", code: opCodeAttnCombine,
+	reads: 2, writes: []elemKind{elemBF16},
+	check: func(c *checker) [numArgs]uint64 {
+		B, hd, splits, heads, D := c.batch(), c.param("head", 0), c.param("splits", 1), c.param("heads", 1), c.param("head_dim", 1)
+		if c.err == nil && hd >= heads {
+			c.fail("head %d of %d", hd, heads)
+		}
+		c.acc("read", 0, 4*hd*splits*D, 4*splits*D, B, 4*heads*splits*D, B*4*heads*splits*D)
+		c.acc("read", 1, 4*hd*splits, 4*splits, B, 4*heads*splits, B*4*heads*splits)
+		c.acc("write", 0, 2*hd*D, 2*D, B, 2*heads*D, 0)
+		return [numArgs]uint64{B, D, splits}
+	},
+	run: func(a *[numArgs]uint64, r, w []access, h []byte) {
+		B, D, S := a[0], a[1], a[2]
+		for b := uint64(0); b < B; b++ {
+			part, lse := rowAddr(r[0], b, 4*S*D), rowAddr(r[1], b, 4*S)
+			m := ldF32(h, lse)
+			for s := uint64(1); s < S; s++ {
+				m = max(m, ldF32(h, lse+4*s))
+			}
+			var l float32
+			o := make([]float32, D)
+			for s := uint64(0); s < S; s++ {
+				c := expf(ldF32(h, lse+4*s) - m)
+				l += c
+				for i := uint64(0); i < D; i++ {
+					o[i] += c * ldF32(h, part+4*(s*D+i))
+				}
+			}
+			dst := rowAddr(w[0], b, 2*D)
+			for i := uint64(0); i < D; i++ {
+				stBF(h, dst+2*i, o[i]/l)
+			}
+		}
+	},
+	tol: Tolerance{Abs: 1e-5, Rel: 1.0 / 128},
+}
