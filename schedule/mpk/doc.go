@@ -1,0 +1,2 @@
+// Package mpk reads Mirage Persistent Kernel (MPK) task graphs.
+package mpk
