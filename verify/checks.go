@@ -42,8 +42,8 @@ var (
 	// Races orders every pair of conflicting accesses by happens-before.
 	Races = &Check{
 		Name:     "races",
-		Doc:      "pairs of tasks on different threads whose accesses overlap in arena bytes, at least one writing, that some execution leaves unordered by happens-before",
-		Codes:    []string{CodeRaceRAW, CodeRaceWAR, CodeRaceWAW, CodeRaceUnsynchronized},
+		Doc:      "pairs of tasks on different threads whose accesses overlap in arena bytes, at least one writing, that some execution leaves unordered by happens-before, and cta-scoped steps on counters or semaphores that other threads use unordered",
+		Codes:    []string{CodeRaceRAW, CodeRaceWAR, CodeRaceWAW, CodeRaceUnsynchronized, CodeRaceScope},
 		Requires: []*Check{Progress},
 		run:      func(v *verifier, ctx context.Context) error { return v.checkRaces(ctx, v.run) },
 	}

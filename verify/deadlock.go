@@ -19,7 +19,7 @@ func (v *verifier) checkProgress() *engine {
 	e.trace = make([]int32, 0, len(f.kind))
 	e.reset()
 	e.run()
-	v.stats.Steps = len(f.kind)
+	v.stats.Steps = len(f.kind) - f.checks
 	for c, o := range e.overflow {
 		if o {
 			v.add(Finding{

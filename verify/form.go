@@ -42,6 +42,7 @@ type form struct {
 	total     []uint64 // object -> init + sum of every add (saturating)
 	syncing   bool     // every edge synchronizes and all workers are resident
 	semaphore bool     // the program uses semaphores
+	checks    int      // guard pre-checks (fCheck ops) in the form
 }
 
 func lowerForm(p *schedule.Program) *form {
@@ -63,7 +64,7 @@ func lowerForm(p *schedule.Program) *form {
 	countOps := func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			t := &p.Tasks[i]
-			n := int32(1 + len(t.Before) + len(t.After))
+			n := int32(1 + len(t.Before) + len(t.After) + guardChecks(t))
 			for _, s := range t.Before {
 				if s.Kind == schedule.Sync {
 					n++
@@ -88,6 +89,7 @@ func lowerForm(p *schedule.Program) *form {
 	}
 	for i, n := range count {
 		f.start[f.taskTh[i]+1] += n
+		f.checks += guardChecks(&p.Tasks[i])
 	}
 	for t := 1; t <= nth; t++ {
 		f.start[t] += f.start[t-1]
@@ -224,7 +226,9 @@ func (f *form) linkPoints() {
 						f.link[x] = nextFence
 					}
 				}
-				if f.link[x] != x {
+				// A pre-check orders nothing the real wait after it does
+				// not order with synchronization.
+				if f.link[x] != x && !f.is(x, fCheck) {
 					f.syncing = false
 				}
 			}
@@ -246,6 +250,13 @@ func (f *form) lowerTasks(lo, hi int, first []int32, gen map[[2]int32]uint64) bo
 		tk := &p.Tasks[i]
 		th := f.taskTh[i]
 		x := first[i]
+		for _, s := range tk.Before[:guardChecks(tk)] {
+			// A dynamic task is claimed once its whole guard holds
+			// (docs/SEMANTICS.md, "Dispatch"): pre-checks that
+			// synchronize nothing gate its real waits.
+			f.emit(x, kWait, s.Object, s.Value, fCheck, int32(i), th)
+			x++
+		}
 		for _, s := range tk.Before {
 			x = f.lowerStep(x, int32(i), th, s, gen, &semaphore)
 		}
@@ -308,7 +319,27 @@ const (
 	fRelaxed uint8 = 1 << iota // a relaxed wait or add
 	fCross                     // the scope spans workers
 	fBarrier                   // the op is on a barrier
+	fCheck                     // a guard pre-check: a wait that synchronizes nothing and is no step of the schedule
 )
+
+// guardChecks is the number of pre-checks a task's thread starts with: a
+// dynamic task whose guard is two or more counter waits is claimed only
+// once all of them hold, so each is checked (without synchronizing) before
+// the real waits run. A guard of one wait needs none, and a guard with an
+// acquire belongs to a semaphore program, which the explorer decides.
+func guardChecks(t *schedule.Task) int {
+	if t.Worker != schedule.Dynamic {
+		return 0
+	}
+	g := 0
+	for g < len(t.Before) && t.Before[g].Kind == schedule.Wait {
+		g++
+	}
+	if g < 2 || g < len(t.Before) && t.Before[g].Kind == schedule.Acquire {
+		return 0
+	}
+	return g
+}
 
 // is reports whether op x has flag fl.
 func (f *form) is(x int32, fl uint8) bool { return f.flags[x]&fl != 0 }

@@ -68,6 +68,7 @@ const (
 	CodeRaceWAR               = "race.war"
 	CodeRaceWAW               = "race.waw"
 	CodeRaceUnsynchronized    = "race.unsynchronized"
+	CodeRaceScope             = "race.scope"
 	CodeUninitializedRead     = "uninitialized-read"
 	CodeOutOfBounds           = "out-of-bounds"
 	CodeReadonlyWrite         = "readonly-write"

@@ -13,11 +13,12 @@ import (
 
 // verifier holds one analysis in progress.
 type verifier struct {
-	f         *form
-	cfg       Config
-	findings  []Finding
-	stats     Stats
-	undecided []string
+	f          *form
+	exploreWhy string // why the explorer decides the program, when it does
+	cfg        Config
+	findings   []Finding
+	stats      Stats
+	undecided  []string
 
 	run         *engine    // the greedy run under the launch's residency
 	explored    bool       // the explorer decided the execution-dependent checks
@@ -55,7 +56,7 @@ func (v *verifier) describe(x int32) string {
 	if f.is(x, fRelaxed) {
 		mods += " relaxed"
 	}
-	if !f.is(x, fCross) {
+	if !f.is(x, fCross) && !f.is(x, fCheck) {
 		mods += " cta-scoped"
 	}
 	o := f.obj[x]
@@ -94,7 +95,25 @@ func run(ctx context.Context, p *schedule.Program, cfg Config) (*Result, error) 
 		return nil, err
 	}
 	v := &verifier{f: lowerForm(p), cfg: cfg}
-	v.stats = Stats{Tasks: len(p.Tasks), Threads: v.f.threads(), Steps: len(v.f.kind), Engine: "greedy"}
+	v.stats = Stats{Tasks: len(p.Tasks), Threads: v.f.threads(), Steps: len(v.f.kind) - v.f.checks, Engine: "greedy"}
+	if !v.f.semaphore {
+		// Dispatch limits and undecided cta-scoped pairs need the explorer;
+		// it decides every execution-dependent check at once.
+		why := v.f.dispatchLimited()
+		if why == "" && slices.Contains(checks, Races) {
+			undecided, err := v.scopeRaces(ctx)
+			if err != nil {
+				return nil, err
+			}
+			if undecided {
+				why = "the ordering of cta-scoped steps on counters other workers use is decided by the explorer"
+			}
+		}
+		if why != "" {
+			v.findings = v.findings[:0]
+			v.exploreWhy = why
+		}
+	}
 	// On large programs the static checks and the arena grid are computed
 	// beside the greedy run; static findings keep their place.
 	var bg chan []Finding
@@ -107,7 +126,7 @@ func run(ctx context.Context, p *schedule.Program, cfg Config) (*Result, error) 
 		switch {
 		case c == Static && len(p.Tasks) >= backgroundTasks:
 			bg, staticAt = make(chan []Finding, 1), len(v.findings)
-			races := slices.Contains(checks, Races) && !v.f.semaphore
+			races := slices.Contains(checks, Races) && !v.f.semaphore && v.exploreWhy == ""
 			go func() {
 				if races {
 					v.pregrid, v.preAccesses = newGrid(p, func(int32) bool { return true })
@@ -116,9 +135,10 @@ func run(ctx context.Context, p *schedule.Program, cfg Config) (*Result, error) 
 			}()
 			continue
 		case c == Static:
-		case v.f.semaphore:
-			// Semaphores break confluence: the explorer decides every
-			// execution-dependent check at once.
+		case v.f.semaphore || v.exploreWhy != "":
+			// Semaphores break confluence, and so do claims that compete
+			// for workers: the explorer decides every execution-dependent
+			// check at once.
 			if !v.explored {
 				v.explored = true
 				if err := v.explore(ctx); err != nil {
@@ -240,7 +260,11 @@ func (v *verifier) explore(ctx context.Context) error {
 		v.add(Finding{Code: f.Code, Message: f.Message, Tasks: f.Tasks, Witness: f.Trace})
 	}
 	if !res.Complete {
-		v.inconclusive(fmt.Sprintf("the explorer's budget of %d states ran out after %d states (Config.MaxStates)", max, res.States))
+		why := "semaphores are decided by the explorer"
+		if v.exploreWhy != "" {
+			why = v.exploreWhy
+		}
+		v.inconclusive(fmt.Sprintf("%s, and its budget of %d states ran out after %d states (Config.MaxStates)", why, max, res.States))
 	}
 	return nil
 }

@@ -19,6 +19,9 @@ func (f *form) events(trace []int32, inflight ...int32) []schedule.Event {
 		return s
 	}
 	for _, x := range trace {
+		if f.is(x, fCheck) {
+			continue // no step of the schedule
+		}
 		t := f.opThread[x]
 		s := lowered(x)
 		out = append(out, schedule.Event{Thread: t, Step: s})
