@@ -42,7 +42,7 @@ func TestCodeExamples(t *testing.T) {
 	}
 	for _, code := range []string{
 		CodeDeadlockUnsatisfiable, CodeDeadlockCycle, CodeDeadlockBarrier, CodeDeadlockSemaphore,
-		CodeOccupancy, CodeRaceRAW, CodeRaceWAR, CodeRaceWAW, CodeRaceUnsynchronized,
+		CodeOccupancy, CodeRaceRAW, CodeRaceWAR, CodeRaceWAW, CodeRaceUnsynchronized, CodeRaceScope,
 		CodeUninitializedRead, CodeOutOfBounds, CodeReadonlyWrite, CodeOutputUnwritten, CodeCounterOverflow,
 	} {
 		if !seen[code] {
