@@ -53,16 +53,15 @@
 // Workers that finished their static queue scan the unclaimed tasks in
 // windows of 64 from a per-block cursor (all tasks are eventually visited)
 // and claim a ready one with an atomic CAS until every dynamic task has
-// run. A worker blocked in a static wait also helps: it may claim a ready
-// dynamic task that cannot block after its guard, run it, and resume
-// waiting. So every state in which the GPU makes no progress is a reachable
-// deadlock of the model, and a program verify calls safe cannot stall,
-// provided its dynamic tasks block only in their guard (the common
-// waits → body → signals shape). A dynamic task that blocks later (a
-// barrier sync, a wait after a signal, an acquire after a release) holds
-// its worker while it waits, and more of them than workers can stall a
-// program the model calls safe, since the model gives every dynamic task
-// its own thread; [Encoded.BlockingDynamic] counts them.
+// run; they stay resident until then. A worker spinning in a static wait
+// also helps: it may claim a ready simple task (one whose guard holds only
+// counter waits and that cannot block after it), run it, and resume
+// waiting. A claimed task holds its worker until it ends. This is the
+// dispatch docs/SEMANTICS.md defines ("Dispatch of dynamic tasks", with
+// [schedule.Thread.Guard] and [schedule.Thread.Simple] shared by both), so
+// a program the model calls safe cannot stall here: tasks that block after
+// their guard and can hold every free worker are findings (`occupancy`),
+// not hangs. [Encoded.BlockingDynamic] counts such tasks.
 //
 // # Bodies
 //

@@ -35,14 +35,17 @@
 //	deadlock.cycle          stuck threads wait on each other (incl. static queue order) trace to the stuck state
 //	deadlock.barrier        participants sync unevenly, or parties ≠ participants      trace to the stuck state
 //	deadlock.semaphore      semaphore acquires that can never be granted               trace to the stuck state
-//	occupancy               more workers than co-resident capacity (cooperative), or a
-//	                        waiter holding the slot its producer needs (otherwise);
-//	                        reports the minimum co-resident workers needed             trace, or none (cooperative)
+//	occupancy               more workers than co-resident capacity (cooperative), a
+//	                        waiter holding the slot its producer needs, or dynamic
+//	                        tasks holding every free worker (see docs/SEMANTICS.md);
+//	                        names the workers needed where known                       trace, or none (cooperative)
 //	race.raw                a read unordered with an earlier-listed write              both bodies in flight
 //	race.war                a write unordered with an earlier-listed read              both bodies in flight
 //	race.waw                two unordered writes                                       both bodies in flight
 //	race.unsynchronized     always executed in order, but relaxed or cta-scoped sync
 //	                        (or only worker start order) gives no happens-before       execution without the order
+//	race.scope              a cta-scoped step on a counter or semaphore that another
+//	                        worker or a dynamic task uses unordered                    both steps reached
 //	uninitialized-read      scratch/output bytes read before any write that happens
 //	                        before the read (including a task's own unwritten scratch) trace to the read
 //	out-of-bounds           an access outside its buffer                               none
