@@ -164,3 +164,31 @@ func TestScopeRaceWitness(t *testing.T) {
 		t.Error("ordered pair: witness holds")
 	}
 }
+
+func TestReplayRefusesInvalidPrograms(t *testing.T) {
+	if _, err := schedule.Replay(nil, nil); err == nil {
+		t.Error("Replay(nil): no error")
+	}
+	if err := schedule.CheckWitness(nil, "race.raw", []int{0, 1}, nil); err == nil {
+		t.Error("CheckWitness(nil): no error")
+	}
+	// A task pinned to a worker the launch lacks, and a step naming a
+	// counter that does not exist: errors, not panics.
+	bad := &schedule.Program{
+		Launch:   schedule.Launch{SMs: 1, PerSM: 1, Workers: 1},
+		Counters: []schedule.Counter{{Name: "c", Width: 32}},
+		Tasks: []schedule.Task{
+			{Name: "a", Worker: 3},
+			{Name: "b", Worker: schedule.Dynamic, Before: []schedule.Step{{Kind: schedule.Wait, Object: 7, Value: 1}}},
+		},
+	}
+	if _, err := schedule.Replay(bad, []schedule.Event{ev(0, 0)}); err == nil {
+		t.Error("Replay of an invalid program: no error")
+	}
+	if _, err := schedule.NewMachine(bad); err == nil {
+		t.Error("NewMachine of an invalid program: no error")
+	}
+	if err := schedule.CheckWitness(bad, "deadlock.cycle", nil, nil); err == nil {
+		t.Error("CheckWitness of an invalid program: no error")
+	}
+}

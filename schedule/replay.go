@@ -51,8 +51,16 @@ type relEv struct {
 // executable semantics that judges witnesses; analyses never share it.
 type Machine struct{ State }
 
-// NewMachine returns a machine at the initial state of a valid program.
-func NewMachine(p *Program) *Machine {
+// NewMachine returns a machine at the initial state of a program, or the
+// validation error of an invalid one (a *[Error]; nil is invalid too).
+func NewMachine(p *Program) (*Machine, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	return newMachine(p), nil
+}
+
+func newMachine(p *Program) *Machine {
 	f := Lower(p)
 	m := &Machine{State{
 		p:          p,
@@ -331,11 +339,15 @@ func (m *Machine) Step(ev Event) error {
 	return nil
 }
 
-// Replay executes trace from the initial state of a valid program and
-// returns the state it reaches. It refuses, with the event's index and the
-// reason, any event that is not enabled when it comes.
+// Replay executes trace from the initial state of a program and returns
+// the state it reaches. It refuses, with the event's index and the reason,
+// any event that is not enabled when it comes, and an invalid (or nil)
+// program with its validation error, returning no state.
 func Replay(p *Program, trace []Event) (*State, error) {
-	m := NewMachine(p)
+	m, err := NewMachine(p)
+	if err != nil {
+		return nil, err
+	}
 	for i, ev := range trace {
 		if err := m.Step(ev); err != nil {
 			return &m.State, fmt.Errorf("event %d (thread %d, step %d): %w", i, ev.Thread, ev.Step, err)

@@ -88,7 +88,10 @@ func TestResidencyStart(t *testing.T) {
 	b.Task("b").On(1).Wait(c, 1)
 	b.Task("d").On(3).Wait(c, 1)
 	p := mustBuild(t, b)
-	m := schedule.NewMachine(p)
+	m, err := schedule.NewMachine(p)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if m.Started != 2 {
 		t.Fatalf("Started = %d at the initial state; want 2", m.Started)
 	}

@@ -18,10 +18,15 @@ import (
 // uninitialized-read witness (tasks[0] the reader) must begin the reader at
 // a point where some byte it reads from a scratch or output buffer is not
 // written by a same-buffer write of a task whose body happens before. A
-// counter-overflow witness must overflow a counter. Static findings
-// (out-of-bounds, readonly-write, output-unwritten, cooperative occupancy)
-// take no trace.
+// counter-overflow witness must overflow a counter. A race.scope witness
+// must reach an operation of each task on one sync object as
+// docs/SEMANTICS.md defines it. Static findings (out-of-bounds,
+// readonly-write, output-unwritten, cooperative occupancy) take no trace.
+// An invalid or nil program is refused with its validation error.
 func CheckWitness(p *Program, code string, tasks []int, trace []Event) error {
+	if err := p.Validate(); err != nil {
+		return err
+	}
 	family, _, _ := strings.Cut(code, ".")
 	for _, t := range tasks {
 		if t < 0 || t >= len(p.Tasks) {

@@ -85,7 +85,10 @@ func TestGreedyRunFinishes(t *testing.T) {
 }
 
 func greedy(p *schedule.Program) error {
-	m := schedule.NewMachine(p)
+	m, err := schedule.NewMachine(p)
+	if err != nil {
+		return err
+	}
 	f := m.Form()
 	for {
 		moved := false
