@@ -22,10 +22,17 @@ func (v *verifier) checkProgress() *engine {
 	v.stats.Steps = len(f.kind) - f.checks
 	for c, o := range e.overflow {
 		if o {
+			ctr := f.p.Counters[c]
+			fix := fmt.Sprintf("declare counter %s with width 64, or signal less", ctr.Name)
+			msg := fmt.Sprintf("counter %s reaches %d, beyond its %d-bit width", ctr.Name, e.val[c], ctr.Width)
+			if ctr.Width >= 64 {
+				fix = fmt.Sprintf("signal counter %s less, or start it lower (it is already 64 bits wide)", ctr.Name)
+				msg = fmt.Sprintf("counter %s's signals carry it past 2^64-1", ctr.Name)
+			}
 			v.add(Finding{
 				Code:    CodeCounterOverflow,
-				Message: fmt.Sprintf("counter %s reaches %d, beyond its %d-bit width", f.p.Counters[c].Name, e.val[c], f.p.Counters[c].Width),
-				Fix:     fmt.Sprintf("declare counter %s with width 64, or signal less", f.p.Counters[c].Name),
+				Message: msg,
+				Fix:     fix,
 				Witness: f.events(e.trace),
 			})
 		}
