@@ -2,6 +2,7 @@ package llamagen
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/megaproof/megaproof/schedule"
 )
@@ -26,8 +27,19 @@ type Config struct {
 	// more than one, activations are matrices and tiles are 2-D.
 	Batch int
 	// Pos is the decode position: the step appends KV row Pos and attends
-	// over rows [0, Pos] (default 511).
+	// over rows [0, Pos] (default 511; see PosSet).
 	Pos int
+	// PosSet makes Pos be used as given, 0 included (without it a zero Pos
+	// means the default).
+	PosSet bool
+	// Numeric writes the scalars that runner's numeric bodies need as task
+	// params: dims (batch, hidden, vocab, head_dim, heads, kv_heads,
+	// heads_per_group, max_seq, out, width), RMSNorm's eps_e9, the rotary
+	// theta, the attention scale_e9 (1/√head_dim), the split index, and
+	// the lm-head tiles' fp32 output rounded to bf16 (out_elem 4,
+	// round_bf16 1). Synchronization and footprints are the same with or
+	// without it.
+	Numeric bool
 	// MaxSeq is the number of rows of each KV-cache plane (default the
 	// smallest power of two above Pos, at least 1024).
 	MaxSeq int
@@ -49,6 +61,8 @@ type Config struct {
 	// writers of a reused slot wait on a credit counter that the slot's
 	// previous layer signals when it is done (bounded pipelining depth).
 	Pages int
+
+	reqSplits int // Splits before clipping to the window
 }
 
 func (c *Config) setDefaults() error {
@@ -68,7 +82,7 @@ func (c *Config) setDefaults() error {
 	if c.Batch == 0 {
 		c.Batch = 1
 	}
-	if c.Pos == 0 {
+	if c.Pos == 0 && !c.PosSet {
 		c.Pos = 511
 	}
 	if c.MaxSeq == 0 {
@@ -99,6 +113,7 @@ func (c *Config) setDefaults() error {
 	case c.Strategy > Barrier:
 		return fmt.Errorf("llamagen: unknown strategy %d", c.Strategy)
 	}
+	c.reqSplits = c.Splits
 	if c.Splits > c.Pos+1 {
 		c.Splits = c.Pos + 1
 	}
@@ -230,6 +245,17 @@ func (g *gen) add(n node) *node {
 // of earlier stages only.
 func (g *gen) next() { g.stage++ }
 
+// num returns ps when the configuration writes numeric params, else nil.
+func (g *gen) num(ps ...param) []param {
+	if !g.cfg.Numeric {
+		return nil
+	}
+	return append([]param{{"batch", int64(g.cfg.Batch)}}, ps...)
+}
+
+// e9 is a real param in fixed point (× 10⁹).
+func e9(v float64) int64 { return int64(math.Round(v * 1e9)) }
+
 // all is the need of every signal of group gr so far.
 func (g *gen) all(gr int32) need { return need{gr, g.groups[gr].total} }
 
@@ -290,10 +316,17 @@ func (g *gen) graph() {
 			{"qr", vec(qw, actBytes), &l.qr},
 			{"kr", vec(kvw, actBytes), &l.kr},
 		}
-		if c.Splits > 1 {
+		// With numeric params a window clipped to one split keeps the
+		// (unused) partial buffers, so that every decode position of a
+		// split-KV configuration has one heap layout.
+		sb := c.Splits
+		if sb == 1 && c.Numeric {
+			sb = c.reqSplits
+		}
+		if sb > 1 {
 			s = append(s,
-				scratchSpec{"part", vec(m.Heads*c.Splits*m.HeadDim, accBytes), &l.part},
-				scratchSpec{"lse", vec(m.Heads*c.Splits, accBytes), &l.lse})
+				scratchSpec{"part", vec(m.Heads*sb*m.HeadDim, accBytes), &l.part},
+				scratchSpec{"lse", vec(m.Heads*sb, accBytes), &l.lse})
 		}
 		return append(s,
 			scratchSpec{"att", vec(qw, actBytes), &l.att},
@@ -320,6 +353,7 @@ func (g *gen) graph() {
 	// reads the whole table.
 	embedG := g.group(-1, "embed")
 	g.add(node{name: "embed", op: "embed", layer: -1,
+		params:  g.num(param{"hidden", int64(m.Hidden)}, param{"vocab", int64(m.Vocab)}),
 		reads:   []access{whole(token, vec(1, tokenBytes)), whole(embedW, uint64(m.Vocab*m.Hidden*actBytes))},
 		writes:  []access{whole(x0, vec(m.Hidden, actBytes))},
 		signals: []int32{embedG}})
@@ -328,6 +362,15 @@ func (g *gen) graph() {
 	x, xG := x0, embedG
 	qT, kvT, hT, iT := tiles(qw, c.Tile), tiles(kvw, c.Tile), tiles(m.Hidden, c.Tile), tiles(m.Intermediate, c.Tile)
 	window := c.Pos + 1
+	// headP are the head-shape params, then extra.
+	headP := func(extra ...any) []param {
+		ps := []param{{"heads", int64(m.Heads)}, {"kv_heads", int64(m.KVHeads)}, {"heads_per_group", int64(rep)}, {"head_dim", int64(m.HeadDim)}}
+		for i := 0; i+1 < len(extra); i += 2 {
+			ps = append(ps, param{extra[i].(string), extra[i+1].(int64)})
+		}
+		return ps
+	}
+	attnP := append(headP("max_seq", int64(S)), param{"scale_e9", e9(1 / math.Sqrt(float64(m.HeadDim)))})
 	for l := 0; l < m.Layers; l++ {
 		var lb layerBufs
 		var off uint64 = slotSize * uint64(l%max(c.Pages, 1))
@@ -353,7 +396,8 @@ func (g *gen) graph() {
 
 		// RMSNorm 1.
 		n1G := g.group(l, "norm1")
-		g.add(node{name: name("norm1"), op: "rmsnorm", layer: l, slot: slot,
+		normP := g.num(param{"hidden", int64(m.Hidden)}, param{"eps_e9", e9(m.eps())})
+		g.add(node{name: name("norm1"), op: "rmsnorm", layer: l, slot: slot, params: normP,
 			reads:  []access{whole(x, vec(m.Hidden, actBytes)), whole(norm1W, uint64(m.Hidden*actBytes))},
 			writes: []access{whole(lb.h, vec(m.Hidden, actBytes))},
 			needs:  []need{g.all(xG)}, signals: []int32{n1G}})
@@ -368,7 +412,7 @@ func (g *gen) graph() {
 			for t := 0; t+1 < len(bounds); t++ {
 				lo, hi := bounds[t], bounds[t+1]
 				g.add(node{name: name("%s.t%d", what, t), op: "gemv", layer: l, slot: slot,
-					params: []param{{"n_off", int64(lo)}, {"n", int64(hi - lo)}, {"k", int64(inW)}},
+					params: append([]param{{"n_off", int64(lo)}, {"n", int64(hi - lo)}, {"k", int64(inW)}}, g.num(param{"out", int64(outW)})...),
 					reads:  []access{whole(in, vec(inW, actBytes)), {buf: w, off: uint64(lo * inW * actBytes), length: uint64((hi - lo) * inW * actBytes)}},
 					writes: []access{cols(out, B, outW, lo, hi-lo, actBytes)},
 					needs:  needs, signals: sig(lo, hi)})
@@ -397,7 +441,7 @@ func (g *gen) graph() {
 			qlo, qn := h*rep*m.HeadDim, rep*m.HeadDim
 			klo := h * m.HeadDim
 			g.add(node{name: name("rope.g%d", h), op: "rope", layer: l, slot: slot,
-				params: []param{{"group", int64(h)}, {"pos", int64(c.Pos)}},
+				params: append([]param{{"group", int64(h)}, {"pos", int64(c.Pos)}}, g.num(headP("theta", int64(math.Round(m.theta())))...)...),
 				reads: []access{cols(lb.q, B, qw, qlo, qn, actBytes), cols(lb.k, B, kvw, klo, m.HeadDim, actBytes),
 					{buf: rope, off: uint64(c.Pos * m.HeadDim * actBytes), length: uint64(m.HeadDim * actBytes)}},
 				writes:  []access{cols(lb.qr, B, qw, qlo, qn, actBytes), cols(lb.kr, B, kvw, klo, m.HeadDim, actBytes)},
@@ -418,7 +462,7 @@ func (g *gen) graph() {
 		for h := range m.KVHeads {
 			kvG[h] = g.group(l, fmt.Sprintf("kv.g%d", h))
 			g.add(node{name: name("kv.g%d", h), op: "kv_append", layer: l,
-				params:  []param{{"group", int64(h)}, {"pos", int64(c.Pos)}},
+				params:  append([]param{{"group", int64(h)}, {"pos", int64(c.Pos)}}, g.num(headP("max_seq", int64(S))...)...),
 				reads:   []access{cols(lb.kr, B, kvw, h*m.HeadDim, m.HeadDim, actBytes), cols(lb.v, B, kvw, h*m.HeadDim, m.HeadDim, actBytes)},
 				writes:  []access{rowsAt(kc, h, c.Pos, 1), rowsAt(vc, h, c.Pos, 1)},
 				needs:   []need{g.all(ropeG[h]), g.all(vG[h])},
@@ -435,7 +479,7 @@ func (g *gen) graph() {
 			kh := h / rep
 			if c.Splits == 1 {
 				g.add(node{name: name("attn.h%d", h), op: "attention", layer: l, slot: slot,
-					params:  []param{{"head", int64(h)}, {"kv_start", 0}, {"kv_len", int64(window)}},
+					params:  append([]param{{"head", int64(h)}, {"kv_start", 0}, {"kv_len", int64(window)}}, g.num(attnP...)...),
 					reads:   []access{cols(lb.qr, B, qw, h*m.HeadDim, m.HeadDim, actBytes), rowsAt(kc, kh, 0, window), rowsAt(vc, kh, 0, window)},
 					writes:  []access{cols(lb.att, B, qw, h*m.HeadDim, m.HeadDim, actBytes)},
 					needs:   []need{g.all(ropeG[kh]), g.all(kvG[kh])},
@@ -450,7 +494,7 @@ func (g *gen) graph() {
 					needs = append(needs, g.all(kvG[kh]))
 				}
 				g.add(node{name: name("attn.h%d.s%d", h, s), op: "attn_partial", layer: l, slot: slot,
-					params: []param{{"head", int64(h)}, {"kv_start", int64(lo)}, {"kv_len", int64(hi - lo)}},
+					params: append([]param{{"head", int64(h)}, {"kv_start", int64(lo)}, {"kv_len", int64(hi - lo)}}, g.num(append(attnP, param{"split", int64(s)}, param{"splits", int64(c.Splits)})...)...),
 					reads:  []access{cols(lb.qr, B, qw, h*m.HeadDim, m.HeadDim, actBytes), rowsAt(kc, kh, lo, hi-lo), rowsAt(vc, kh, lo, hi-lo)},
 					writes: []access{
 						cols(lb.part, B, m.Heads*c.Splits*m.HeadDim, (h*c.Splits+s)*m.HeadDim, m.HeadDim, accBytes),
@@ -462,7 +506,7 @@ func (g *gen) graph() {
 			g.next()
 			for h := range m.Heads {
 				g.add(node{name: name("combine.h%d", h), op: "attn_combine", layer: l, slot: slot,
-					params: []param{{"head", int64(h)}, {"splits", int64(c.Splits)}},
+					params: append([]param{{"head", int64(h)}, {"splits", int64(c.Splits)}}, g.num(headP()...)...),
 					reads: []access{
 						cols(lb.part, B, m.Heads*c.Splits*m.HeadDim, h*c.Splits*m.HeadDim, c.Splits*m.HeadDim, accBytes),
 						cols(lb.lse, B, m.Heads*c.Splits, h*c.Splits, c.Splits, accBytes)},
@@ -478,14 +522,15 @@ func (g *gen) graph() {
 		g.next()
 
 		add1G := g.group(l, "add1")
-		g.add(node{name: name("add1"), op: "add", layer: l, slot: slot,
+		addP := g.num(param{"n", int64(m.Hidden)})
+		g.add(node{name: name("add1"), op: "add", layer: l, slot: slot, params: addP,
 			reads:  []access{whole(x, vec(m.Hidden, actBytes)), whole(lb.o, vec(m.Hidden, actBytes))},
 			writes: []access{whole(lb.xm, vec(m.Hidden, actBytes))},
 			needs:  []need{g.all(oG)}, signals: []int32{add1G}})
 		g.next()
 
 		n2G := g.group(l, "norm2")
-		g.add(node{name: name("norm2"), op: "rmsnorm", layer: l, slot: slot,
+		g.add(node{name: name("norm2"), op: "rmsnorm", layer: l, slot: slot, params: normP,
 			reads:  []access{whole(lb.xm, vec(m.Hidden, actBytes)), whole(norm2W, uint64(m.Hidden*actBytes))},
 			writes: []access{whole(lb.h2, vec(m.Hidden, actBytes))},
 			needs:  []need{g.all(add1G)}, signals: []int32{n2G}})
@@ -508,7 +553,7 @@ func (g *gen) graph() {
 		for j := 0; j+1 < len(iT); j++ {
 			lo, n := iT[j], iT[j+1]-iT[j]
 			g.add(node{name: name("silu.t%d", j), op: "silu_mul", layer: l, slot: slot,
-				params:  []param{{"n_off", int64(lo)}, {"n", int64(n)}},
+				params:  append([]param{{"n_off", int64(lo)}, {"n", int64(n)}}, g.num(param{"width", int64(m.Intermediate)})...),
 				reads:   []access{cols(lb.gate, B, m.Intermediate, lo, n, actBytes), cols(lb.up, B, m.Intermediate, lo, n, actBytes)},
 				writes:  []access{cols(lb.act, B, m.Intermediate, lo, n, actBytes)},
 				needs:   []need{g.all(guG[j])},
@@ -521,7 +566,7 @@ func (g *gen) graph() {
 		g.next()
 
 		add2G := g.group(l, "add2")
-		g.add(node{name: name("add2"), op: "add", layer: l, slot: slot, release: slot,
+		g.add(node{name: name("add2"), op: "add", layer: l, slot: slot, release: slot, params: addP,
 			reads:  []access{whole(lb.xm, vec(m.Hidden, actBytes)), whole(lb.d, vec(m.Hidden, actBytes))},
 			writes: []access{whole(lb.xout, vec(m.Hidden, actBytes))},
 			needs:  []need{g.all(dG)}, signals: []int32{add2G}})
@@ -535,7 +580,7 @@ func (g *gen) graph() {
 	logits := b.Buffer("logits", schedule.KindOutput, vec(m.Vocab, accBytes))
 	next := b.Buffer("next_token", schedule.KindOutput, vec(1, tokenBytes))
 	nfG := g.group(-1, "normf")
-	g.add(node{name: "normf", op: "rmsnorm", layer: -1,
+	g.add(node{name: "normf", op: "rmsnorm", layer: -1, params: g.num(param{"hidden", int64(m.Hidden)}, param{"eps_e9", e9(m.eps())}),
 		reads:  []access{whole(x, vec(m.Hidden, actBytes)), whole(normW, uint64(m.Hidden*actBytes))},
 		writes: []access{whole(hf, vec(m.Hidden, actBytes))},
 		needs:  []need{g.all(xG)}, signals: []int32{nfG}})
@@ -545,13 +590,13 @@ func (g *gen) graph() {
 	for t := 0; t+1 < len(vT); t++ {
 		lo, n := vT[t], vT[t+1]-vT[t]
 		g.add(node{name: fmt.Sprintf("lm.t%d", t), op: "gemv", layer: -1,
-			params: []param{{"n_off", int64(lo)}, {"n", int64(n)}, {"k", int64(m.Hidden)}},
+			params: append([]param{{"n_off", int64(lo)}, {"n", int64(n)}, {"k", int64(m.Hidden)}}, g.num(param{"out", int64(m.Vocab)}, param{"out_elem", accBytes}, param{"round_bf16", 1})...),
 			reads:  []access{whole(hf, vec(m.Hidden, actBytes)), {buf: lmW, off: uint64(lo * m.Hidden * actBytes), length: uint64(n * m.Hidden * actBytes)}},
 			writes: []access{cols(logits, B, m.Vocab, lo, n, accBytes)},
 			needs:  []need{g.all(nfG)}, signals: []int32{lmG}})
 	}
 	g.next()
-	g.add(node{name: "argmax", op: "argmax", layer: -1,
+	g.add(node{name: "argmax", op: "argmax", layer: -1, params: g.num(param{"vocab", int64(m.Vocab)}),
 		reads:  []access{whole(logits, vec(m.Vocab, accBytes))},
 		writes: []access{whole(next, vec(1, tokenBytes))},
 		needs:  []need{g.all(lmG)}})

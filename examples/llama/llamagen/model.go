@@ -16,17 +16,39 @@ type Model struct {
 	KVHeads      int // key/value heads (grouped-query attention when fewer than Heads)
 	HeadDim      int
 	Vocab        int
+	// Eps is RMSNorm's ε and Theta the rotary base (0: 1e-5 and 10000).
+	// They reach the schedule only with Config.Numeric.
+	Eps   float64
+	Theta float64
+	// Tied reports that the language-model head shares the embedding's
+	// weights (SmolLM2, Llama-3.2); the schedule reads w.lm_head either way.
+	Tied bool
+}
+
+// eps and theta with their defaults.
+func (m Model) eps() float64 {
+	if m.Eps == 0 {
+		return 1e-5
+	}
+	return m.Eps
+}
+
+func (m Model) theta() float64 {
+	if m.Theta == 0 {
+		return 10000
+	}
+	return m.Theta
 }
 
 // Models lists the built-in model shapes, smallest first.
 func Models() []Model {
 	return []Model{
-		{Name: "smollm2-135m", Hidden: 576, Intermediate: 1536, Layers: 30, Heads: 9, KVHeads: 3, HeadDim: 64, Vocab: 49152},
-		{Name: "qwen2.5-0.5b", Hidden: 896, Intermediate: 4864, Layers: 24, Heads: 14, KVHeads: 2, HeadDim: 64, Vocab: 151936},
-		{Name: "tinyllama-1.1b", Hidden: 2048, Intermediate: 5632, Layers: 22, Heads: 32, KVHeads: 4, HeadDim: 64, Vocab: 32000},
-		{Name: "llama-3.2-1b", Hidden: 2048, Intermediate: 8192, Layers: 16, Heads: 32, KVHeads: 8, HeadDim: 64, Vocab: 128256},
-		{Name: "llama-3-8b", Hidden: 4096, Intermediate: 14336, Layers: 32, Heads: 32, KVHeads: 8, HeadDim: 128, Vocab: 128256},
-		{Name: "llama-2-13b", Hidden: 5120, Intermediate: 13824, Layers: 40, Heads: 40, KVHeads: 40, HeadDim: 128, Vocab: 32000},
+		{Name: "smollm2-135m", Hidden: 576, Intermediate: 1536, Layers: 30, Heads: 9, KVHeads: 3, HeadDim: 64, Vocab: 49152, Eps: 1e-5, Theta: 100000, Tied: true},
+		{Name: "qwen2.5-0.5b", Hidden: 896, Intermediate: 4864, Layers: 24, Heads: 14, KVHeads: 2, HeadDim: 64, Vocab: 151936, Eps: 1e-6, Theta: 1000000, Tied: true},
+		{Name: "tinyllama-1.1b", Hidden: 2048, Intermediate: 5632, Layers: 22, Heads: 32, KVHeads: 4, HeadDim: 64, Vocab: 32000, Eps: 1e-5, Theta: 10000},
+		{Name: "llama-3.2-1b", Hidden: 2048, Intermediate: 8192, Layers: 16, Heads: 32, KVHeads: 8, HeadDim: 64, Vocab: 128256, Eps: 1e-5, Theta: 500000, Tied: true},
+		{Name: "llama-3-8b", Hidden: 4096, Intermediate: 14336, Layers: 32, Heads: 32, KVHeads: 8, HeadDim: 128, Vocab: 128256, Eps: 1e-5, Theta: 500000},
+		{Name: "llama-2-13b", Hidden: 5120, Intermediate: 13824, Layers: 40, Heads: 40, KVHeads: 40, HeadDim: 128, Vocab: 32000, Eps: 1e-5, Theta: 10000},
 	}
 }
 
