@@ -3,6 +3,7 @@ package mpk
 import (
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/megaproof/megaproof/internal/jsontree"
 	"github.com/megaproof/megaproof/schedule"
@@ -56,7 +57,7 @@ func parseTree(data []byte) (*Graph, error) {
 	root, perr := jsontree.Parse(data, maxDepth)
 	if perr != nil {
 		code := schedule.CodeSyntax
-		if perr.Duplicate {
+		if duplicateKey(perr) {
 			code = schedule.CodeDuplicate
 		}
 		return nil, &schedule.Error{Diagnostics: []schedule.Diagnostic{{Code: code, Path: perr.Path, Message: perr.Message}}}
@@ -106,7 +107,7 @@ func (t *tree) integer(n *jsontree.Node, path string) (int64, bool) {
 	}
 	v, err := strconv.ParseInt(n.Str, 10, 64)
 	if err != nil {
-		if jsontree.IsInteger(n.Str) {
+		if isIntegerLit(n.Str) {
 			t.add(schedule.CodeSize, path, "integer %s overflows 64 bits", n.Str)
 		} else {
 			t.add(schedule.CodeType, path, "want an integer, have %s", n.Str)
@@ -231,4 +232,23 @@ func (t *tree) tensors(n *jsontree.Node, path, key string) []Tensor {
 		}
 	}
 	return out
+}
+
+// duplicateKey reports whether a parse error is a repeated key, which
+// jsontree words as `key "k" appears twice`.
+func duplicateKey(e *jsontree.Error) bool { return strings.HasSuffix(e.Message, "appears twice") }
+
+// isIntegerLit reports whether a number's literal text is written as an
+// integer (an optional minus and digits only), whatever its size.
+func isIntegerLit(lit string) bool {
+	lit = strings.TrimPrefix(lit, "-")
+	if lit == "" {
+		return false
+	}
+	for _, c := range lit {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
 }
