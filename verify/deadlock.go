@@ -117,6 +117,16 @@ func (v *verifier) deadlocks(e *engine, witness []schedule.Event) {
 		}
 		found = true
 		o := f.obj[x]
+		if sem := v.semaphoreOf(o); sem >= 0 {
+			v.add(Finding{
+				Code:    CodeDeadlockSemaphore,
+				Message: fmt.Sprintf("%s: %s is never granted: semaphore %s starts with %d tokens and its releases cannot cover its acquires", v.threadName(t), v.describe(x), v.orig.Semaphores[sem].Name, v.orig.Semaphores[sem].Tokens),
+				Tasks:   []int{int(f.task[x])},
+				Fix:     fmt.Sprintf("release what is acquired from %s, or start it with more tokens", v.orig.Semaphores[sem].Name),
+				Witness: witness,
+			})
+			continue
+		}
 		if f.is(x, fBarrier) {
 			b := o - int32(f.nc)
 			v.add(Finding{
@@ -178,6 +188,9 @@ func (v *verifier) deadlocks(e *engine, witness []schedule.Event) {
 		for _, t := range cyc {
 			if f.is(e.pos[t], fBarrier) && f.kind[e.pos[t]] == kWait {
 				code = CodeDeadlockBarrier
+			}
+			if f.kind[e.pos[t]] == kWait && v.semaphoreOf(f.obj[e.pos[t]]) >= 0 {
+				code = CodeDeadlockSemaphore
 			}
 		}
 		msg := "wait-for cycle: " + strings.Join(parts, " → waits for ") + " → waits for " + parts[0]

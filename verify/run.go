@@ -14,7 +14,10 @@ import (
 // verifier holds one analysis in progress.
 type verifier struct {
 	f          *form
-	exploreWhy string // why the explorer decides the program, when it does
+	orig       *schedule.Program // the program as given (f.p may be its counter form)
+	semOf      []int32           // per counter of f.p from len(orig.Counters) on: the semaphore it stands for
+	pooled     bool              // pool semaphores were dropped from f.p
+	exploreWhy string            // why the explorer decides the program, when it does
 	cfg        Config
 	findings   []Finding
 	stats      Stats
@@ -60,6 +63,11 @@ func (v *verifier) describe(x int32) string {
 		mods += " cta-scoped"
 	}
 	o := f.obj[x]
+	if sem := v.semaphoreOf(o); sem >= 0 && (f.kind[x] == kWait || f.kind[x] == kAdd) {
+		if s, ok := v.origStep(x); ok {
+			return v.orig.Describe(schedule.Op{Kind: map[schedule.StepKind]schedule.OpKind{schedule.Acquire: schedule.OpAcquire, schedule.Release: schedule.OpRelease}[s.Kind], Object: sem, Value: s.Value, Scope: s.Scope, Task: f.task[x]})
+		}
+	}
 	switch f.kind[x] {
 	case kWait:
 		if f.is(x, fBarrier) {
@@ -94,12 +102,57 @@ func run(ctx context.Context, p *schedule.Program, cfg Config) (*Result, error) 
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	v := &verifier{f: lowerForm(p), cfg: cfg}
+	v, err := analyze(ctx, p, cfg, checks, false)
+	if err != nil {
+		return nil, err
+	}
+	if v.pooled && (len(v.findings) > 0 || len(v.undecided) > 0) {
+		// Dropped pool semaphores may be what orders or frees the
+		// program: the explorer decides the original.
+		if v, err = analyze(ctx, p, cfg, checks, true); err != nil {
+			return nil, err
+		}
+	}
+	kept := v.findings[:0]
+	for _, f := range v.findings {
+		if report[f.Code] {
+			kept = append(kept, f)
+		}
+	}
+	v.findings = kept
+	r := v.result()
+	if cfg.Sanity {
+		if err := v.f.check(); err != nil {
+			return nil, err
+		}
+		if err := sanity(p, r); err != nil {
+			return nil, err
+		}
+	}
+	return r, nil
+}
+
+// analyze lowers p and runs the checks: on a counter form of its
+// semaphores where one exists (see semaphore.go), with the confluent
+// analyses where dispatch allows, and otherwise, or when explore is set,
+// with the explorer.
+func analyze(ctx context.Context, p *schedule.Program, cfg Config, checks []*Check, explore bool) (*verifier, error) {
+	v := &verifier{orig: p, cfg: cfg}
+	lowered := p
+	if !explore && len(p.Semaphores) > 0 {
+		if p2, semOf, pooled, ok := reduceSemaphores(p); ok {
+			lowered, v.semOf, v.pooled = p2, semOf, pooled
+		}
+	}
+	v.f = lowerForm(lowered)
 	v.stats = Stats{Tasks: len(p.Tasks), Threads: v.f.threads(), Steps: len(v.f.kind) - v.f.checks, Engine: "greedy"}
-	if !v.f.semaphore {
+	switch {
+	case explore:
+		v.exploreWhy = "pool semaphores may order or free what the analysis without them finds"
+	case !v.f.semaphore:
 		// Dispatch limits and undecided cta-scoped pairs need the explorer;
 		// it decides every execution-dependent check at once.
-		why := v.f.dispatchLimited()
+		why := v.f.dispatchLimited(nonSimpleDynamic(p))
 		if why == "" && slices.Contains(checks, Races) {
 			undecided, err := v.scopeRaces(ctx)
 			if err != nil {
@@ -113,6 +166,9 @@ func run(ctx context.Context, p *schedule.Program, cfg Config) (*Result, error) 
 			v.findings = v.findings[:0]
 			v.exploreWhy = why
 		}
+	}
+	if v.exploreWhy != "" {
+		v.pooled = false
 	}
 	// On large programs the static checks and the arena grid are computed
 	// beside the greedy run; static findings keep their place.
@@ -154,23 +210,7 @@ func run(ctx context.Context, p *schedule.Program, cfg Config) (*Result, error) 
 	if bg != nil {
 		v.joinStatic(bg, staticAt)
 	}
-	kept := v.findings[:0]
-	for _, f := range v.findings {
-		if report[f.Code] {
-			kept = append(kept, f)
-		}
-	}
-	v.findings = kept
-	r := v.result()
-	if cfg.Sanity {
-		if err := v.f.check(); err != nil {
-			return nil, err
-		}
-		if err := sanity(p, r); err != nil {
-			return nil, err
-		}
-	}
-	return r, nil
+	return v, nil
 }
 
 // backgroundTasks is the size from which static checks run beside the
@@ -245,7 +285,7 @@ func (v *verifier) explore(ctx context.Context) error {
 	if max <= 0 {
 		max = DefaultMaxStates
 	}
-	res, err := explore.Run(ctx, v.f.p, explore.Config{MaxStates: max})
+	res, err := explore.Run(ctx, v.orig, explore.Config{MaxStates: max})
 	if err != nil {
 		return err
 	}

@@ -43,8 +43,10 @@ const maxScopeRuns = 256
 
 // dispatchLimited says why the launch's dispatch or worker exit may
 // restrict the program's executions beyond what the confluent analyses
-// model, or returns "".
-func (f *form) dispatchLimited() string {
+// model, or returns "". blocking is the number of dynamic tasks that can
+// block after their guard (counted on the program as given: a semaphore's
+// acquire blocks even where the counter form turns it into a wait).
+func (f *form) dispatchLimited(blocking int) string {
 	p := f.p
 	dynamic := f.threads() - f.workers
 	if dynamic == 0 {
@@ -53,12 +55,6 @@ func (f *form) dispatchLimited() string {
 	l := p.Launch
 	if !l.Cooperative && l.Workers > l.Capacity() {
 		return fmt.Sprintf("%d workers exceed the %d co-resident ones and workers stay resident while dynamic tasks remain", l.Workers, l.Capacity())
-	}
-	blocking := 0
-	for t := f.workers; t < f.threads(); t++ {
-		if !f.simpleThread(t) {
-			blocking++
-		}
 	}
 	empty := 0
 	for w := 0; w < f.workers; w++ {
@@ -70,23 +66,6 @@ func (f *form) dispatchLimited() string {
 		return fmt.Sprintf("%d dynamic tasks can block after their guard while holding a worker, and %d workers have empty queues", blocking, empty)
 	}
 	return ""
-}
-
-// simpleThread mirrors schedule.Thread.Simple on the flat form: the guard
-// (pre-checks, then waits) is followed by no wait or acquire.
-func (f *form) simpleThread(t int) bool {
-	x := f.start[t]
-	for x < f.start[t+1] && f.kind[x] == kWait && !f.is(x, fBarrier) {
-		x++
-	}
-	for ; x < f.start[t+1]; x++ {
-		if f.kind[x] == kWait || f.kind[x] == kAcquire {
-			return false
-		}
-	}
-	// An acquire in the guard makes a task non-simple; the loop above
-	// stops at it and then rejects it.
-	return true
 }
 
 // scopeCandidate is a pair of operations that race.scope may relate.
