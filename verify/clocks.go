@@ -320,21 +320,54 @@ func (cp *clockPass) run(trace []int32, visit func(task int32) bool) {
 			addsLeft[f.obj[x]]++
 		}
 	}
+	// Buckets of a leveled counter: one per distinct level of its adds, in
+	// increasing level, with how many adds it has and how many have run.
 	type bucket struct {
-		lvl uint64
-		ran int
+		lvl       uint64
+		size, ran int
 		acc
 	}
 	buckets := make([][]bucket, f.nc)
-	bucketOf := func(o int32, lvl uint64) *bucket {
-		bs := buckets[o]
-		i, found := slices.BinarySearchFunc(bs, lvl, func(b bucket, l uint64) int { return cmpU64(b.lvl, l) })
-		if !found {
-			bs = slices.Insert(bs, i, bucket{lvl: lvl, acc: newAcc()})
-			buckets[o] = bs
+	for o := range buckets {
+		if !cp.leveled[o] {
+			continue
 		}
-		return &buckets[o][i]
+		if cp.level == nil {
+			buckets[o] = []bucket{{lvl: 0, size: cp.adds[o], acc: newAcc()}}
+			continue
+		}
+		for _, e := range cp.byObj[o] {
+			if n := len(buckets[o]); n > 0 && buckets[o][n-1].lvl == e.lvl {
+				buckets[o][n-1].size++
+			} else {
+				buckets[o] = append(buckets[o], bucket{lvl: e.lvl, size: 1, acc: newAcc()})
+			}
+		}
 	}
+	// below is the number of buckets of counter o under threshold v.
+	below := func(o int32, v uint64) int {
+		i, _ := slices.BinarySearchFunc(buckets[o], v, func(b bucket, l uint64) int { return cmpU64(b.lvl, l) })
+		return i
+	}
+	bucketOf := func(o int32, lvl uint64) *bucket {
+		return &buckets[o][below(o, lvl)]
+	}
+	// The running fold of each leveled counter's complete buckets, from
+	// the lowest level up: a threshold at or above it extends it by the
+	// buckets in between, so a counter's prefix joins cost each bucket
+	// once, not once per threshold. Thresholds below it are joined from
+	// the buckets, within scratch (components joined); past it they are
+	// not joined, which only proves less.
+	type foldState struct {
+		upto int   // buckets folded
+		last int32 // the final registered for the fold as it is, or -1
+		acc
+	}
+	folds := make([]foldState, f.nc)
+	for o := range folds {
+		folds[o] = foldState{last: -1, acc: newAcc()}
+	}
+	scratch := 8*len(f.kind) + 1<<20
 	prefix := map[[2]uint64]int32{} // (counter, threshold) -> final join of the buckets below
 	barGen := make([][]acc, f.nb)   // barrier -> generation -> join
 	genRan := make([][]int, f.nb)   // barrier -> generation -> arrivals run
@@ -458,19 +491,41 @@ func (cp *clockPass) run(trace []int32, visit func(task int32) bool) {
 				key := [2]uint64{uint64(o), f.val[x]}
 				id, ok := prefix[key]
 				if !ok {
-					ran := 0
-					for i := range buckets[o] {
-						if buckets[o][i].lvl < f.val[x] {
-							ran += buckets[o][i].ran
-						}
-					}
-					if ran == n {
+					k := below(o, f.val[x])
+					bs := buckets[o]
+					if fd := &folds[o]; k >= fd.upto {
 						// Every add of the crossing ran before x, as it
-						// must: the buckets below the threshold are final.
+						// must: the buckets below the threshold are
+						// complete, and join the fold.
+						for fd.upto < k && bs[fd.upto].ran == bs[fd.upto].size {
+							if bk := &bs[fd.upto]; bk.vec != nil {
+								if fd.vec == nil {
+									fd.vec = make([]int32, K)
+								} else if fd.last >= 0 {
+									fd.vec = slices.Clone(fd.vec) // the registered one is final
+									fd.inc, fd.final = fd.last, -1
+								}
+								fd.last = -1
+								joinClock(fd.vec, bk.vec)
+								if fd.inc < 0 {
+									fd.inc = bk.inc
+								}
+							}
+							fd.upto++
+						}
+						if fd.upto == k && fd.vec != nil {
+							if fd.last < 0 {
+								fd.final = -1
+								fd.last = final(&fd.acc)
+							}
+							id, ok = fd.last, true
+						}
+					} else if scratch >= k*K {
+						scratch -= k * K
 						a := newAcc()
 						a.vec = make([]int32, K)
-						for i := range buckets[o] {
-							if bk := &buckets[o][i]; bk.lvl < f.val[x] && bk.vec != nil {
+						for i := range bs[:k] {
+							if bk := &bs[i]; bk.vec != nil {
 								joinClock(a.vec, bk.vec)
 								if a.inc < 0 {
 									a.inc = bk.inc
@@ -478,6 +533,8 @@ func (cp *clockPass) run(trace []int32, visit func(task int32) bool) {
 							}
 						}
 						id, ok = final(&a), true
+					}
+					if ok {
 						prefix[key] = id
 					}
 				}

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/megaproof/megaproof/internal/geom"
 	"github.com/megaproof/megaproof/schedule"
 )
 
@@ -21,12 +22,14 @@ const (
 )
 
 // span is an item of the conflict sweep: rows [rlo, rhi) and, within each,
-// columns [lo, hi) of an arena's grid (plain byte ranges are row 0).
+// columns [lo, hi) of an arena's grid (see grid), of access ai of the
+// task's reads or writes.
 type span struct {
 	lo, hi   int64
 	rlo, rhi int64
 	key      int32 // the arena's dense key (see grid)
 	task     int32
+	ai       int32
 	write    bool
 }
 
@@ -38,34 +41,44 @@ type pairInfo struct {
 }
 
 // grid is how the conflict analyses see arena bytes: per arena (or buffer
-// without one, by dense key), whether a task that ran writes it, and the row
-// stride it is swept with.
+// without one, by dense key), whether a task that ran writes it, and the
+// grid its accesses are swept in (see internal/geom).
 //
-// An arena is swept as a grid of rows of `stride` bytes when all its 2-D
-// accesses share that stride and stay within their rows: a 2-D tile is then
-// one item (a row range and a column range) instead of one span per row,
-// and two items overlap exactly when both ranges do. Other arenas are swept
-// as plain byte ranges (one row of infinite width).
+// An arena is swept as a grid of rows of W bytes, W a common multiple of
+// the strides of its 2-D accesses (or the plain grid of byte ranges): an
+// access is then a few items (a row range and a column range each), one
+// per residue of its rows modulo W/stride, and two items overlap exactly
+// when both ranges do. The pieces of every arena together stay within
+// gridBudget; an arena whose geometry needs more is swept by extents
+// (approx), and its accesses are compared by arithmetic, rectangle
+// against rectangle.
 type grid struct {
 	p       *schedule.Program
-	key     []int32 // per buffer: dense key of its arena
-	base    []int64 // per buffer: its offset in the arena
-	written []bool  // per key
-	stride  []int64 // per key: row width, or ≤ 0 for plain byte ranges
+	key     []int32  // per buffer: dense key of its arena
+	base    []uint64 // per buffer: its offset in the arena
+	written []bool   // per key
+	geo     []geom.Grid
+	approx  []bool  // per key: swept by extents
 	uses    []int32 // per key: accesses of tasks that ran (meaningful where written)
 }
 
+// gridBudget bounds the items of every arena's grid together, for a
+// program of the given number of accesses; tests shrink it.
+var gridBudget = func(accesses int) int64 { return 16*int64(accesses) + 1<<22 }
+
 func newGrid(p *schedule.Program, ran func(task int32) bool) (*grid, int) {
-	g := &grid{p: p, key: make([]int32, len(p.Buffers)), base: make([]int64, len(p.Buffers))}
+	g := &grid{p: p, key: make([]int32, len(p.Buffers)), base: make([]uint64, len(p.Buffers))}
 	for b := range p.Buffers {
-		arena, base, _ := schedule.ArenaSpan(p, int32(b), 0, 0)
-		g.key[b], g.base[b] = arena, base
-		if arena < 0 {
-			g.key[b] = int32(len(p.Arenas)) + (-1 - arena)
+		buf := &p.Buffers[b]
+		if buf.Arena == schedule.NoArena {
+			g.key[b] = int32(len(p.Arenas) + b)
+		} else {
+			g.key[b], g.base[b] = buf.Arena, buf.Offset
 		}
 	}
 	n := len(p.Arenas) + len(p.Buffers)
-	g.written, g.stride, g.uses = make([]bool, n), make([]int64, n), make([]int32, n)
+	g.written, g.geo, g.approx, g.uses = make([]bool, n), make([]geom.Grid, n), make([]bool, n), make([]int32, n)
+	choosers := make([]geom.Chooser, n)
 	accesses := 0
 	for i := range p.Tasks {
 		if !ran(int32(i)) {
@@ -80,63 +93,122 @@ func newGrid(p *schedule.Program, ran func(task int32) bool) (*grid, int) {
 					g.written[d] = true
 				}
 				g.uses[d]++
-				abs := g.base[a.Buffer] + a.Offset
-				switch {
-				case g.stride[d] < 0:
-				case abs < 0:
-					g.stride[d] = -1
-				case a.Rows > 1:
-					S := int64(a.Stride)
-					if g.stride[d] != 0 && g.stride[d] != S || abs%S+int64(a.Length) > S {
-						g.stride[d] = -1
-					} else {
-						g.stride[d] = S
-					}
+				if a.Rows > 1 {
+					choosers[d].Note(g.rect(a))
 				}
 			}
+		}
+	}
+	for d := range choosers {
+		if g.written[d] {
+			choosers[d].Plan()
+		}
+	}
+	for i := range p.Tasks {
+		if !ran(int32(i)) {
+			continue
+		}
+		t := &p.Tasks[i]
+		for _, list := range [2][]schedule.Access{t.Reads, t.Writes} {
+			for _, a := range list {
+				if d := g.key[a.Buffer]; g.written[d] {
+					choosers[d].Count(g.rect(a))
+				}
+			}
+		}
+	}
+	left := gridBudget(accesses)
+	for d := range choosers {
+		if !g.written[d] {
+			continue
+		}
+		w, ok := choosers[d].Best(left)
+		if ok {
+			g.geo[d] = w
+			left -= choosers[d].Pieces()
+		} else {
+			g.approx[d] = true
+			left -= int64(g.uses[d])
 		}
 	}
 	return g, accesses
 }
 
-// item is a piece of an access to a written arena: rows [rlo, rhi) and,
-// within each, columns [lo, hi).
-type item struct{ rlo, rhi, lo, hi int64 }
-
-// appendItems appends the items of an access to a written arena.
-func (g *grid) appendItems(dst []item, a schedule.Access) []item {
-	base := g.base[a.Buffer]
-	S := g.stride[g.key[a.Buffer]]
-	if S <= 0 {
-		for lo, hi := range a.Spans() {
-			dst = append(dst, item{0, 1, base + lo, base + hi})
-		}
-		return dst
-	}
-	abs := base + a.Offset
-	if a.Rows > 1 {
-		return append(dst, item{abs / S, abs/S + int64(a.Rows), abs % S, abs%S + int64(a.Length)})
-	}
-	// A byte range: its first partial row, its full rows, its last
-	// partial row.
-	lo, hi := abs, abs+int64(a.Length)
-	r0, r1 := lo/S, (hi-1)/S
-	if r0 == r1 {
-		return append(dst, item{r0, r0 + 1, lo % S, (hi-1)%S + 1})
-	}
-	dst = append(dst, item{r0, r0 + 1, lo % S, S})
-	if r1 > r0+1 {
-		dst = append(dst, item{r0 + 1, r1, 0, S})
-	}
-	return append(dst, item{r1, r1 + 1, 0, (hi-1)%S + 1})
+// rect is an access's rectangle in its arena.
+func (g *grid) rect(a schedule.Access) geom.Rect {
+	return geom.Strided(geom.Pos(g.base[a.Buffer], a.Offset), a.Length, a.Rows, a.Stride)
 }
 
-// conflicts enumerates pairs of tasks on different threads whose accesses
-// overlap in arena bytes with at least one write, by a sweep over items
-// sorted by offset in each arena.
-func (v *verifier) conflicts(g *grid, ran func(task int32) bool) {
-	f := v.f
-	p := f.p
+// item is a piece of an access to a written arena: rows [R0, R1) and,
+// within each, columns [C0, C1) of the arena's grid.
+type item = geom.Piece
+
+// appendItems appends the items of an access to a written arena: its
+// pieces, or its extent in an arena swept by extents.
+func (g *grid) appendItems(dst []item, a schedule.Access) []item {
+	r := g.rect(a)
+	d := g.key[a.Buffer]
+	if g.approx[d] {
+		return append(dst, item{R0: 0, R1: 1, C0: r.Off, C1: r.End()})
+	}
+	return g.geo[d].Pieces(dst, r)
+}
+
+// access is task t's access ai among its writes or reads.
+func access(p *schedule.Program, t, ai int32, write bool) schedule.Access {
+	if write {
+		return p.Tasks[t].Writes[ai]
+	}
+	return p.Tasks[t].Reads[ai]
+}
+
+// conflictOf is the conflict between tasks lo < hi (confWAW, confLoW,
+// confHiW bits), decided rectangle against rectangle.
+func (g *grid) conflictOf(lo, hi int32) uint8 {
+	p := g.p
+	meet := func(xs, ys []schedule.Access) bool {
+		for _, x := range xs {
+			for _, y := range ys {
+				if g.key[x.Buffer] == g.key[y.Buffer] && geom.Overlap(g.rect(x), g.rect(y)) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	tl, th := &p.Tasks[lo], &p.Tasks[hi]
+	var c uint8
+	if meet(tl.Writes, th.Writes) {
+		c |= confWAW
+	}
+	if meet(tl.Writes, th.Reads) {
+		c |= confLoW
+	}
+	if meet(tl.Reads, th.Writes) {
+		c |= confHiW
+	}
+	return c
+}
+
+// maxNotes bounds the overlaps the conflict sweep notes before the pairs
+// they name are decided (a chunk); tests shrink it.
+var maxNotes = 1 << 18
+
+// conflictSweep enumerates pairs of tasks on different threads whose
+// accesses overlap in arena bytes with at least one write, by a sweep over
+// items sorted by column in each arena, a chunk of notes at a time.
+type conflictSweep struct {
+	v      *verifier
+	g      *grid
+	spans  []span
+	at     int   // the next span to visit
+	writes []int // spans still open at the sweep position, writes and reads apart
+	reads  []int
+	work   int
+}
+
+func (v *verifier) newConflictSweep(g *grid, ran func(task int32) bool) *conflictSweep {
+	p := v.f.p
 	var spans []span
 	var items []item
 	for i := range p.Tasks {
@@ -145,19 +217,19 @@ func (v *verifier) conflicts(g *grid, ran func(task int32) bool) {
 		}
 		t := &p.Tasks[i]
 		for k, list := range [2][]schedule.Access{t.Reads, t.Writes} {
-			for _, a := range list {
+			for ai, a := range list {
 				d := g.key[a.Buffer]
 				if !g.written[d] {
 					continue
 				}
 				items = g.appendItems(items[:0], a)
 				for _, it := range items {
-					spans = append(spans, span{key: d, rlo: it.rlo, rhi: it.rhi, lo: it.lo, hi: it.hi, task: int32(i), write: k == 1})
+					spans = append(spans, span{key: d, rlo: it.R0, rhi: it.R1, lo: it.C0, hi: it.C1, task: int32(i), ai: int32(ai), write: k == 1})
 				}
 			}
 		}
 	}
-	// Group by arena with a counting sort, then sort each group by offset.
+	// Group by arena with a counting sort, then sort each group by column.
 	start := make([]int, len(g.written)+1)
 	for _, sp := range spans {
 		start[sp.key+1]++
@@ -177,11 +249,22 @@ func (v *verifier) conflicts(g *grid, ran func(task int32) bool) {
 		part := spans[start[g]:start[g+1]]
 		slices.SortFunc(part, func(a, b span) int { return cmp64(a.lo, b.lo) })
 	}
-	// Overlaps are noted as they are found, then sorted and merged into one
-	// record per task pair.
-	var notes []pairInfo
+	return &conflictSweep{v: v, g: g, spans: spans}
+}
+
+// next appends the overlaps of the next spans to notes until more than
+// maxNotes are noted or the sweep is done. Overlaps are noted as they are
+// found (one task pair may be noted several times, in one chunk or in
+// several).
+func (cs *conflictSweep) next(ctx context.Context, notes []pairInfo) ([]pairInfo, bool, error) {
+	f := cs.v.f
+	g := cs.g
+	spans := cs.spans
 	note := func(o, s span) {
 		if f.taskTh[o.task] == f.taskTh[s.task] {
+			return
+		}
+		if g.approx[s.key] && !geom.Overlap(g.rect(access(g.p, o.task, o.ai, o.write)), g.rect(access(g.p, s.task, s.ai, s.write))) {
 			return
 		}
 		lo, hi := o, s
@@ -197,12 +280,15 @@ func (v *verifier) conflicts(g *grid, ran func(task int32) bool) {
 		default:
 			conf = confHiW
 		}
+		if n := len(notes); n > 0 && notes[n-1].key == uint64(lo.task)<<32|uint64(hi.task) {
+			notes[n-1].conf |= conf
+			return
+		}
 		notes = append(notes, pairInfo{key: uint64(lo.task)<<32 | uint64(hi.task), conf: conf})
 	}
-	// Spans still open at the sweep position, writes and reads apart: reads
-	// only meet writes. Expired spans are dropped while scanning.
-	var writes, reads []int
+	// Reads only meet writes. Expired spans are dropped while scanning.
 	scan := func(active []int, s span) []int {
+		cs.work += len(active)
 		keep := active[:0]
 		for _, j := range active {
 			o := spans[j]
@@ -216,14 +302,35 @@ func (v *verifier) conflicts(g *grid, ran func(task int32) bool) {
 		}
 		return keep
 	}
-	for i, s := range spans {
-		writes = scan(writes, s)
-		if s.write {
-			reads = scan(reads, s)
-			writes = append(writes, i)
-		} else {
-			reads = append(reads, i)
+	for ; cs.at < len(spans); cs.at++ {
+		if cs.work >= 1<<16 {
+			cs.work = 0
+			if err := ctx.Err(); err != nil {
+				return notes, false, err
+			}
 		}
+		if len(notes) > maxNotes {
+			return notes, false, nil
+		}
+		s := spans[cs.at]
+		cs.writes = scan(cs.writes, s)
+		if s.write {
+			cs.reads = scan(cs.reads, s)
+			cs.writes = append(cs.writes, cs.at)
+		} else {
+			cs.reads = append(cs.reads, cs.at)
+		}
+	}
+	return notes, true, nil
+}
+
+// conflicts puts every conflicting pair in v.slab at once, however many
+// there are (for tests).
+func (v *verifier) conflicts(g *grid, ran func(task int32) bool) {
+	sw := v.newConflictSweep(g, ran)
+	var notes []pairInfo
+	for done := false; !done; {
+		notes, done, _ = sw.next(context.Background(), notes)
 	}
 	v.indexPairs(notes)
 }
@@ -292,8 +399,13 @@ type query struct {
 
 // checkRaces orders every conflicting pair. The shadow pass proves most
 // programs race-free by checking each access against the last write and
-// the reads since of its bytes; a program it does not prove gets every
-// conflicting pair ordered (see orderPairs) and its races reported.
+// the reads since of its bytes; a program it does not prove gets its
+// conflicting pairs ordered (see orderPairs) a chunk of maxNotes at a
+// time, and the races of the first chunk that has any reported. A racing
+// pair of adjacent accesses that the shadow pass found joins the first
+// chunk, so that chunk has a race: the pairs are never all materialized,
+// and past the first chunk with a race they are not decided (the result
+// says so).
 func (v *verifier) checkRaces(ctx context.Context, run *engine) error {
 	f := v.f
 	when := make([]int32, len(f.p.Tasks))
@@ -313,30 +425,56 @@ func (v *verifier) checkRaces(ctx context.Context, run *engine) error {
 	}
 	v.pregrid = nil
 	v.stats.Accesses = accesses
+	var seeds []pairInfo
 	if useShadow {
-		ok, err := v.shadowRaces(ctx, run, g, accesses)
+		ok, racing, err := v.shadowRaces(ctx, run, g, accesses)
 		if err != nil || ok {
 			return err
 		}
+		for _, pi := range racing {
+			if c := g.conflictOf(int32(pi.key>>32), int32(pi.key&0xffffffff)); c != 0 {
+				seeds = append(seeds, pairInfo{key: pi.key, conf: c})
+			}
+		}
 	}
-	v.conflicts(g, ran)
-	v.stats.Pairs = len(v.slab)
-	if err := v.orderPairs(ctx, run, false); err != nil {
-		return err
+	sw := v.newConflictSweep(g, ran)
+	var notes []pairInfo
+	decided, cut := 0, 0
+	for {
+		notes, done, err := sw.next(ctx, append(notes[:0], seeds...))
+		if err != nil {
+			return err
+		}
+		seeds = nil
+		v.indexPairs(notes)
+		decided += len(v.slab)
+		v.stats.Pairs = decided
+		if err := v.orderPairs(ctx, run, false); err != nil {
+			return err
+		}
+		if done {
+			break
+		}
+		if slices.ContainsFunc(v.slab, func(pi pairInfo) bool { return pi.result == hbRace || pi.result == hbUnsynced }) {
+			cut = decided
+			break
+		}
 	}
-	v.reportRaces()
+	v.reportRaces(cut)
 	return nil
 }
 
 // shadowRaces tries the shadow pass, and decides the pairs of adjacent
 // accesses its clocks could not prove with the exact pairwise machinery.
-// It reports whether every conflicting pair is then ordered.
-func (v *verifier) shadowRaces(ctx context.Context, run *engine, g *grid, accesses int) (bool, error) {
+// It reports whether every conflicting pair is then ordered, and the
+// adjacent pairs it found unordered (which race, if their tasks conflict:
+// an arena swept by extents makes the pass see more bytes than accessed).
+func (v *verifier) shadowRaces(ctx context.Context, run *engine, g *grid, accesses int) (bool, []pairInfo, error) {
 	complete, initialized, unproven, err := v.shadowOrder(ctx, run, g, accesses)
 	if err != nil || !complete {
-		return false, err
+		return false, nil, err
 	}
-	ordered := true
+	var racing []pairInfo
 	if len(unproven) > 0 {
 		// Every pair of adjacent accesses ordered still orders every
 		// conflicting pair; anything else is left to the full analysis,
@@ -349,14 +487,20 @@ func (v *verifier) shadowRaces(ctx context.Context, run *engine, g *grid, access
 		v.onRace = stop
 		err := v.orderPairs(sub, run, true)
 		v.onRace = nil
+		ordered := true
 		if err != nil {
 			if ctx.Err() != nil {
-				return false, ctx.Err()
+				return false, nil, ctx.Err()
 			}
 			ordered = false // a race: stopped
 		}
 		for _, pi := range v.slab {
-			if pi.result != hbOrdered {
+			switch pi.result {
+			case hbOrdered:
+			case hbRace, hbUnsynced:
+				racing = append(racing, pi)
+				ordered = false
+			default:
 				ordered = false
 			}
 		}
@@ -367,11 +511,11 @@ func (v *verifier) shadowRaces(ctx context.Context, run *engine, g *grid, access
 			v.undecided = v.undecided[:undecided]
 		}
 		if !ordered {
-			return false, nil
+			return false, racing, nil
 		}
 	}
 	v.shadowed, v.initialized = true, initialized
-	return true, nil
+	return true, nil, nil
 }
 
 // orderPairs decides the order of every pair of v.slab: proof clocks
@@ -619,7 +763,11 @@ func (v *verifier) unsyncFix(a, b int32) string {
 	return strings.Join(fixes, "; ")
 }
 
-func (v *verifier) reportRaces() {
+// reportRaces reports the racing pairs of v.slab, at most
+// maxFindingsPerCode per code, and counts the rest. cut, when not 0, is the
+// number of conflicting pairs decided before the analysis stopped at a
+// chunk with races: the counts are then lower bounds.
+func (v *verifier) reportRaces(cut int) {
 	f := v.f
 	p := f.p
 	exec := newEngine(f, false)
@@ -674,15 +822,59 @@ func (v *verifier) reportRaces() {
 		v.add(fnd)
 	}
 	for code, n := range counts {
-		if n > maxFindingsPerCode {
+		switch {
+		case cut > 0:
+			v.truncated = append(v.truncated, fmt.Sprintf("%s: at least %d task pairs, %d reported (the race analysis stopped after deciding %d conflicting pairs)", code, n, min(n, maxFindingsPerCode), cut))
+		case n > maxFindingsPerCode:
 			v.truncated = append(v.truncated, fmt.Sprintf("%s: %d task pairs, %d reported", code, n, maxFindingsPerCode))
 		}
 	}
 	slices.Sort(v.truncated)
 }
 
+// uninitBudget bounds the pieces of the buffers' grids and the work of
+// splitting reads into cells in the uninitialized-read check, for a
+// program of the given number of accesses; tests shrink it.
+var uninitBudget = func(accesses int) int64 { return 64*int64(accesses) + 1<<24 }
+
+// wpiece is a piece of a write to a buffer, in the buffer's own byte
+// numbering, and the task that writes it.
+type wpiece struct {
+	geom.Piece
+	task int32
+}
+
+// bufferWrites are the write pieces of one buffer, sorted by first column,
+// in the grid of its reads and writes.
+type bufferWrites struct {
+	g      geom.Grid
+	ok     bool // the grid fits the budget
+	pieces []wpiece
+	widest int64 // the most columns of a piece
+}
+
+// near appends to dst the write pieces of tasks other than r that overlap
+// piece t.
+func (bw *bufferWrites) near(dst []wpiece, t geom.Piece, r int32) []wpiece {
+	ps := bw.pieces
+	from, _ := slices.BinarySearchFunc(ps, t.C0-bw.widest, func(w wpiece, c int64) int { return cmp64(w.C0, c) })
+	for _, w := range ps[from:] {
+		if w.C0 >= t.C1 {
+			break
+		}
+		if w.task != r && w.Overlaps(t) {
+			dst = append(dst, w)
+		}
+	}
+	return dst
+}
+
 // checkUninitialized finds reads of scratch and output bytes that some
 // execution reaches before any same-buffer write that happens before them.
+// Each read is split into cells by the set of writes covering them (see
+// internal/geom): a cell covered by a write ordered before the read is
+// initialized; any other is decided by the happens-before game against
+// its writers, once per distinct set of writers.
 func (v *verifier) checkUninitialized(ctx context.Context, run *engine) error {
 	if v.initialized {
 		return nil // the shadow pass proved every read covered
@@ -690,31 +882,86 @@ func (v *verifier) checkUninitialized(ctx context.Context, run *engine) error {
 	f := v.f
 	p := f.p
 	when := v.when
-	type wspan struct {
-		lo, hi int64
-		task   int32
+	needs := func(b int32) bool { return needsInit(p.Buffers[b].Kind) }
+	rect := func(a schedule.Access) geom.Rect {
+		return geom.Strided(geom.Pos(0, a.Offset), a.Length, a.Rows, a.Stride)
 	}
-	writes := make([][]wspan, len(p.Buffers))
+	// The buffers read, their grids, and their writes' pieces.
+	read := make([]bool, len(p.Buffers))
+	for i := range p.Tasks {
+		if when[i] < 0 {
+			continue
+		}
+		for _, a := range p.Tasks[i].Reads {
+			if needs(a.Buffer) {
+				read[a.Buffer] = true
+			}
+		}
+	}
+	choosers := make([]geom.Chooser, len(p.Buffers))
+	accesses := 0
+	for pass := 0; pass < 2; pass++ {
+		for i := range p.Tasks {
+			if when[i] < 0 {
+				continue
+			}
+			for _, list := range [2][]schedule.Access{p.Tasks[i].Reads, p.Tasks[i].Writes} {
+				for _, a := range list {
+					if !read[a.Buffer] {
+						continue
+					}
+					if pass == 0 {
+						accesses++
+						choosers[a.Buffer].Note(rect(a))
+					} else {
+						choosers[a.Buffer].Count(rect(a))
+					}
+				}
+			}
+		}
+		if pass == 0 {
+			for b := range choosers {
+				if read[b] {
+					choosers[b].Plan()
+				}
+			}
+		}
+	}
+	budget := uninitBudget(accesses)
+	left := budget
+	writes := make([]bufferWrites, len(p.Buffers))
+	for b := range writes {
+		if !read[b] {
+			continue
+		}
+		g, ok := choosers[b].Best(left)
+		writes[b] = bufferWrites{g: g, ok: ok}
+		if !ok {
+			buf := p.Buffers[b]
+			v.inconclusive(fmt.Sprintf("the reads of %s %s are not decided: the strides of its accesses need more than %d pieces", buf.Kind, buf.Name, left))
+			continue
+		}
+		left -= choosers[b].Pieces()
+	}
+	var pieces []geom.Piece
 	for i := range p.Tasks {
 		if when[i] < 0 {
 			continue
 		}
 		for _, a := range p.Tasks[i].Writes {
-			k := p.Buffers[a.Buffer].Kind
-			if k != schedule.KindScratch && k != schedule.KindOutput {
+			bw := &writes[a.Buffer]
+			if !read[a.Buffer] || !bw.ok {
 				continue
 			}
-			for lo, hi := range a.Spans() {
-				writes[a.Buffer] = append(writes[a.Buffer], wspan{lo, hi, int32(i)})
+			pieces = bw.g.Pieces(pieces[:0], rect(a))
+			for _, pc := range pieces {
+				bw.pieces = append(bw.pieces, wpiece{pc, int32(i)})
+				bw.widest = max(bw.widest, pc.C1-pc.C0)
 			}
 		}
 	}
-	longest := make([]int64, len(p.Buffers)) // per buffer: the longest write span
 	for b := range writes {
-		slices.SortFunc(writes[b], func(x, y wspan) int { return cmp64(x.lo, y.lo) })
-		for _, w := range writes[b] {
-			longest[b] = max(longest[b], w.hi-w.lo)
-		}
+		slices.SortFunc(writes[b].pieces, func(x, y wpiece) int { return cmp64(x.C0, y.C0) })
 	}
 	hbMust := func(w, r int32) bool {
 		if f.taskTh[w] == f.taskTh[r] {
@@ -728,7 +975,12 @@ func (v *verifier) checkUninitialized(ctx context.Context, run *engine) error {
 		pi := v.pair(uint64(lo)<<32 | uint64(hi))
 		return pi != nil && pi.first == w && pi.result == hbOrdered
 	}
+	work := budget
 	reported := 0
+	var near []wpiece
+	var cands []geom.Piece
+	var gids []int32
+	var key []byte
 	for r := range p.Tasks {
 		if reported > maxFindingsPerCode {
 			break // enough to say there are more than are reported
@@ -740,68 +992,48 @@ func (v *verifier) checkUninitialized(ctx context.Context, run *engine) error {
 			return err
 		}
 		found := false
+		tried := map[string]bool{}
 		for _, a := range p.Tasks[r].Reads {
-			k := p.Buffers[a.Buffer].Kind
-			if found || (k != schedule.KindScratch && k != schedule.KindOutput) {
+			bw := &writes[a.Buffer]
+			if found || !needs(a.Buffer) || !bw.ok {
 				continue
 			}
-			for lo, hi := range a.Spans() {
+			for _, t := range bw.g.Pieces(nil, rect(a)) {
 				if found {
 					break
 				}
-				ws := writes[a.Buffer]
-				from, _ := slices.BinarySearchFunc(ws, lo-longest[a.Buffer], func(w wspan, x int64) int { return cmp64(w.lo, x) })
-				// Fast path: writers ordered before the read cover it.
-				reach := lo
-				for _, w := range ws[from:] {
-					if w.lo > reach {
-						break
-					}
-					if w.hi > reach && w.task != int32(r) && hbMust(w.task, int32(r)) {
-						if reach = w.hi; reach >= hi {
-							break
-						}
+				near = bw.near(near[:0], t, int32(r))
+				if work -= int64(len(near)); work < 0 {
+					break
+				}
+				cands, gids = cands[:0], gids[:0]
+				for _, w := range near {
+					cands = append(cands, w.Piece)
+					if hbMust(w.task, int32(r)) {
+						gids = append(gids, 0) // ordered: its bytes are initialized
+					} else {
+						gids = append(gids, w.task+1)
 					}
 				}
-				if reach >= hi {
-					continue
-				}
-				// Elementary segments of [lo, hi) by the writers covering them.
-				var cover []wspan
-				for _, w := range ws[from:] {
-					if w.lo >= hi {
-						break
+				var err error
+				ok := geom.Cells(t, cands, gids, &work, func(set []int32, cell geom.Piece) bool {
+					if len(set) > 0 && set[0] == 0 {
+						return true
 					}
-					if w.hi > lo && w.task != int32(r) {
-						cover = append(cover, w)
+					key = key[:0]
+					for _, s := range set {
+						key = append(key, byte(s), byte(s>>8), byte(s>>16), byte(s>>24))
 					}
-				}
-				cuts := []int64{lo, hi}
-				for _, w := range cover {
-					if w.lo > lo {
-						cuts = append(cuts, w.lo)
+					if tried[string(key)] {
+						return true
 					}
-					if w.hi < hi {
-						cuts = append(cuts, w.hi)
+					tried[string(key)] = true
+					if err = ctx.Err(); err != nil {
+						return false
 					}
-				}
-				slices.Sort(cuts)
-				cuts = slices.Compact(cuts)
-				for ci := 0; ci+1 < len(cuts) && !found; ci++ {
-					s0, s1 := cuts[ci], cuts[ci+1]
-					var srcs []int32
-					ok := false
-					for _, w := range cover {
-						if w.lo <= s0 && w.hi >= s1 {
-							if hbMust(w.task, int32(r)) {
-								ok = true
-								break
-							}
-							srcs = append(srcs, w.task)
-						}
-					}
-					if ok {
-						continue
+					srcs := make([]int32, len(set))
+					for k, s := range set {
+						srcs[k] = s - 1
 					}
 					var trace []int32
 					if len(srcs) == 0 {
@@ -812,8 +1044,6 @@ func (v *verifier) checkUninitialized(ctx context.Context, run *engine) error {
 							}
 						}
 					} else {
-						slices.Sort(srcs)
-						srcs = slices.Compact(srcs)
 						isTarget := make([]bool, len(p.Tasks))
 						isTarget[r] = true
 						g := newGame(f, srcs)
@@ -825,24 +1055,40 @@ func (v *verifier) checkUninitialized(ctx context.Context, run *engine) error {
 							if !complete {
 								v.inconclusive(fmt.Sprintf("the happens-before game for the read of task %q branched more than %d times", p.Tasks[r].Name, maxGameLeaves))
 							}
-							continue
+							return true
 						}
 					}
 					found = true
 					reported++
 					if reported > maxFindingsPerCode {
-						continue
+						return false
 					}
 					buf := p.Buffers[a.Buffer]
-					msg := fmt.Sprintf("task %q reads bytes [%d, %d) of %s %s", p.Tasks[r].Name, s0, s1, buf.Kind, buf.Name)
+					at := bw.g.First(cell)
+					msg := fmt.Sprintf("task %q reads bytes [%d, %d) of %s %s", p.Tasks[r].Name, geom.Byte(0, at.Lo), geom.Byte(0, at.Hi), buf.Kind, buf.Name)
 					if len(srcs) == 0 {
 						msg += ", which no other task writes"
 					} else {
 						msg += fmt.Sprintf(", and none of the %d tasks that write them is ordered before it", len(srcs))
 					}
 					v.add(Finding{Code: CodeUninitializedRead, Message: msg, Tasks: []int{r}, Witness: f.events(trace)})
+					return false
+				})
+				if err != nil {
+					return err
+				}
+				if !ok {
+					work = -1
+					break
 				}
 			}
+			if work < 0 {
+				break
+			}
+		}
+		if work < 0 {
+			v.inconclusive(fmt.Sprintf("the uninitialized-read check stopped at task %q: splitting reads by the writes that cover them took more than %d steps", p.Tasks[r].Name, budget))
+			break
 		}
 	}
 	if reported > maxFindingsPerCode {

@@ -221,7 +221,7 @@ var backgroundTasks = 1 << 14
 // puts them where the static check would have added them.
 func (v *verifier) joinStatic(bg chan []Finding, at int) {
 	static := <-bg
-	v.findings = slices.Insert(v.findings, at, static...)
+	v.addStatic(at, static)
 }
 
 func (v *verifier) result() *Result {

@@ -25,10 +25,15 @@ import (
 // whose last write was to the same buffer, proven before the read, is
 // covered by a write that happens before it.
 //
-// Each arena is kept as row bands (split where an item's rows begin or
+// Each arena is kept in the grid its accesses are swept in (see grid and
+// internal/geom: a strided access is a few row-range × column-range items,
+// whatever its rows) as row bands (split where an item's rows begin or
 // end), each a sorted list of disjoint column segments; a band list and a
 // segment list only split where accesses do, so the state stays as small
-// as the pattern of accesses.
+// as the pattern of accesses. An arena whose geometry needs more items than
+// the grid's budget is seen by the accesses' extents: a superset of their
+// bytes, so what the pass proves ordered still is, but it proves no read
+// of that arena initialized.
 
 // useShadow enables the shadow pass; tests turn it off to compare.
 var useShadow = true
@@ -94,11 +99,14 @@ func (v *verifier) shadowOrder(ctx context.Context, run *engine, g *grid, access
 	sp := &shadowPass{v: v, cp: cp, g: g, arenas: make([]*shadowArena, len(g.written)),
 		budget: shadowBudget(accesses), checked: make([]int32, len(f.p.Tasks))}
 	p := f.p
-	visited := 0
+	visited, nextCheck := 0, 1<<16
 	cp.run(run.trace, func(b int32) bool {
-		if visited++; visited%4096 == 0 && ctx.Err() != nil {
-			err = ctx.Err()
-			return false
+		if visited++; visited%4096 == 0 || sp.work >= nextCheck {
+			nextCheck = sp.work + 1<<16
+			if ctx.Err() != nil {
+				err = ctx.Err()
+				return false
+			}
 		}
 		sp.task = b
 		t := &p.Tasks[b]
@@ -136,18 +144,21 @@ func (sp *shadowPass) access(a schedule.Access, write bool) {
 		sa = sp.newArena()
 		sp.arenas[d] = sa
 	}
+	if init && g.approx[d] {
+		sp.uninit = true // the pass sees writes by their extents here
+	}
 	sp.items = g.appendItems(sp.items[:0], a)
 	for _, it := range sp.items {
-		if it.rlo >= it.rhi || it.lo >= it.hi {
+		if it.R0 >= it.R1 || it.C0 >= it.C1 {
 			continue
 		}
-		i := sp.splitBand(sa, it.rlo)
-		j := sp.splitBand(sa, it.rhi)
+		i := sp.splitBand(sa, it.R0)
+		j := sp.splitBand(sa, it.R1)
 		for k := i; k < j; k++ {
 			if write {
-				sp.write(sa, &sa.bands[k], it.lo, it.hi, a.Buffer)
+				sp.write(sa, &sa.bands[k], it.C0, it.C1, a.Buffer)
 			} else {
-				sp.read(sa, &sa.bands[k], it.lo, it.hi, a.Buffer, init)
+				sp.read(sa, &sa.bands[k], it.C0, it.C1, a.Buffer, init)
 			}
 		}
 	}

@@ -61,7 +61,7 @@ func TestShadowPass(t *testing.T) {
 				rt.Fatal(err)
 			}
 			g, n = newGrid(p, ran)
-			ok, err := v.shadowRaces(context.Background(), run, g, n)
+			ok, _, err := v.shadowRaces(context.Background(), run, g, n)
 			if err != nil {
 				rt.Fatal(err)
 			}
@@ -241,7 +241,7 @@ func TestShadowDecidesAdjacentPairs(t *testing.T) {
 		t.Fatalf("the clocks proved every check (%v): the test needs a partial wait they cannot join", err)
 	}
 	g, n = newGrid(p, all)
-	ok, err := v.shadowRaces(context.Background(), run, g, n)
+	ok, _, err := v.shadowRaces(context.Background(), run, g, n)
 	if err != nil || !ok || !v.initialized {
 		t.Fatalf("adjacent pairs decided: ordered %v, initialized %v, %v", ok, v.initialized, err)
 	}

@@ -4,14 +4,39 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/megaproof/megaproof/internal/geom"
 	"github.com/megaproof/megaproof/schedule"
 )
 
 // checkStatic reports the findings that need no execution: accesses out of
 // bounds, writes to read-only buffers, output bytes nobody writes, and a
 // cooperative launch beyond the target's capacity.
-func (v *verifier) checkStatic() { v.findings = append(v.findings, staticFindings(v.f.p)...) }
+func (v *verifier) checkStatic() { v.addStatic(len(v.findings), staticFindings(v.f.p)) }
 
+// addStatic inserts static findings at position at of the findings; an
+// inconclusive one (a coverage question beyond its budget) becomes an
+// undecided question instead.
+func (v *verifier) addStatic(at int, static []Finding) {
+	kept := static[:0:0]
+	for _, f := range static {
+		if f.Code == CodeInconclusive {
+			v.inconclusive(f.Message)
+			continue
+		}
+		kept = append(kept, f)
+	}
+	v.findings = slices.Insert(v.findings, at, kept...)
+}
+
+// staticBudget bounds the pieces and work of deciding which bytes of one
+// output buffer its writes cover (see internal/geom), for that many
+// writes; tests shrink it.
+var staticBudget = func(writes int) int64 { return 64*int64(writes) + 1<<22 }
+
+// staticFindings computes the static findings. Bounds are decided on each
+// access's extent, output coverage on the writes' rectangles: neither
+// depends on rows or sizes. An output buffer whose coverage needs more than
+// its budget gets an inconclusive finding (see addStatic).
 func staticFindings(p *schedule.Program) []Finding {
 	var out []Finding
 	add := func(f Finding) { out = append(out, f) }
@@ -23,16 +48,20 @@ func staticFindings(p *schedule.Program) []Finding {
 			Fix:     fmt.Sprintf("launch at most %d workers", l.Capacity()),
 		})
 	}
-	written := make([][][2]int64, len(p.Buffers))
+	rect := func(a schedule.Access) geom.Rect {
+		return geom.Strided(geom.Pos(0, a.Offset), a.Length, a.Rows, a.Stride)
+	}
+	written := make([][]geom.Rect, len(p.Buffers))
 	for i := range p.Tasks {
 		t := &p.Tasks[i]
 		check := func(a schedule.Access, what string) {
-			lo, hi := a.Extent()
+			r := rect(a)
+			lo, hi := geom.Byte(0, r.Off), geom.Byte(0, r.End())
 			b := &p.Buffers[a.Buffer]
-			if lo < 0 || uint64(hi) > b.Size {
+			if lo < 0 || hi < 0 || uint64(hi) > b.Size {
 				add(Finding{
 					Code:    CodeOutOfBounds,
-					Message: fmt.Sprintf("task %q %s bytes [%d, %d) of %s, which has %d bytes", t.Name, what, lo, hi, b.Name, b.Size),
+					Message: fmt.Sprintf("task %q %s bytes [%d, %d) of %s, which has %d bytes", t.Name, what, lo, uint64(hi), b.Name, b.Size),
 					Tasks:   []int{i},
 				})
 			}
@@ -52,9 +81,7 @@ func staticFindings(p *schedule.Program) []Finding {
 				})
 			}
 			if b.Kind == schedule.KindOutput {
-				for lo, hi := range a.Spans() {
-					written[a.Buffer] = append(written[a.Buffer], [2]int64{lo, hi})
-				}
+				written[a.Buffer] = append(written[a.Buffer], rect(a))
 			}
 		}
 	}
@@ -62,32 +89,19 @@ func staticFindings(p *schedule.Program) []Finding {
 		if b.Kind != schedule.KindOutput {
 			continue
 		}
-		if gap, ok := firstGap(written[bi], 0, int64(b.Size)); ok {
+		whole := geom.Strided(geom.Pos(0, 0), b.Size, 1, 0)
+		budget := staticBudget(len(written[bi]))
+		gap, found, ok := geom.Uncovered([]geom.Rect{whole}, written[bi], budget)
+		switch {
+		case !ok:
+			add(Finding{Code: CodeInconclusive, Message: fmt.Sprintf("output %s: whether its writes cover every byte is not decided: the strides of its writes need more than %d pieces", b.Name, budget)})
+		case found:
 			add(Finding{
 				Code:    CodeOutputUnwritten,
-				Message: fmt.Sprintf("output %s: bytes [%d, %d) are never written", b.Name, gap[0], gap[1]),
+				Message: fmt.Sprintf("output %s: bytes [%d, %d) are never written", b.Name, geom.Byte(0, gap.Lo), geom.Byte(0, gap.Hi)),
 				Fix:     "add the missing tile",
 			})
 		}
 	}
 	return out
-}
-
-// firstGap returns the first sub-range of [lo, hi) not covered by spans.
-func firstGap(spans [][2]int64, lo, hi int64) ([2]int64, bool) {
-	slices.SortFunc(spans, func(a, b [2]int64) int { return int(min(max(a[0]-b[0], -1), 1)) })
-	at := lo
-	for _, s := range spans {
-		if s[0] > at {
-			return [2]int64{at, min(s[0], hi)}, at < hi
-		}
-		at = max(at, s[1])
-		if at >= hi {
-			return [2]int64{}, false
-		}
-	}
-	if at < hi {
-		return [2]int64{at, hi}, true
-	}
-	return [2]int64{}, false
 }

@@ -259,58 +259,103 @@ func (g Grid) Count(r Rect) int64 {
 	return 3 * r.Rows
 }
 
-// maxCandidates bounds the strides [Choose] tries.
+// maxCandidates bounds the strides a [Chooser] tries.
 const maxCandidates = 16
 
-// Choose picks a grid for rects: the plain grid, or the one of the least
-// common multiples of the first k strides (by decreasing total rows, at
-// most 16) that makes the fewest pieces. It reports whether the pieces fit
-// in budget.
+// maxStrides bounds the distinct strides a [Chooser] weighs; rectangles
+// of further strides are cut into their rows.
+const maxStrides = 64
+
+// Choose picks a grid for rects (see [Chooser]) and reports whether their
+// pieces fit in budget.
 func Choose(rects []Rect, budget int64) (Grid, bool) {
-	weight := map[int64]int64{}
+	var c Chooser
 	for _, r := range rects {
-		if r.Rows > 1 {
-			weight[r.Stride] = min(weight[r.Stride]+r.Rows, 1<<62)
+		c.Note(r)
+	}
+	c.Plan()
+	for _, r := range rects {
+		c.Count(r)
+	}
+	return c.Best(budget)
+}
+
+// Chooser picks a grid for rectangles seen one at a time, in two passes,
+// without keeping them: [Chooser.Note] each, [Chooser.Plan], then
+// [Chooser.Count] each again. The grid is the plain one, or the one of the
+// least common multiples of the first k strides (by decreasing total rows,
+// at most 16 of them) that makes the fewest pieces; a rectangle whose
+// stride does not divide it is cut into its rows. The zero value is ready.
+type Chooser struct {
+	strides []strideWeight
+	grids   []Grid
+	costs   []int64
+}
+
+type strideWeight struct{ s, rows int64 }
+
+// Note weighs r's stride (first pass).
+func (c *Chooser) Note(r Rect) {
+	if r.Rows <= 1 {
+		return
+	}
+	for i := range c.strides {
+		if c.strides[i].s == r.Stride {
+			c.strides[i].rows = min(c.strides[i].rows+r.Rows, 1<<62)
+			return
 		}
 	}
-	type cand struct{ s, rows int64 }
-	cands := make([]cand, 0, len(weight))
-	for s, n := range weight {
-		cands = append(cands, cand{s, n})
+	if len(c.strides) < maxStrides {
+		c.strides = append(c.strides, strideWeight{r.Stride, r.Rows})
 	}
-	slices.SortFunc(cands, func(a, b cand) int {
+}
+
+// Plan lists the grids to try (between the passes).
+func (c *Chooser) Plan() {
+	slices.SortFunc(c.strides, func(a, b strideWeight) int {
 		if a.rows != b.rows {
 			return cmp(b.rows, a.rows)
 		}
 		return cmp(a.s, b.s)
 	})
-	// Grids of the common multiples of ever more strides, the heaviest
-	// first (a stride that no longer fits is left to its rows).
-	best := Grid{}
-	bestCost := cost(rects, best, 1<<62)
+	c.grids = append(c.grids[:0], Grid{})
 	var w int64
-	for _, c := range cands[:min(len(cands), maxCandidates)] {
-		next, ok := lcm(w, c.s)
-		if !ok {
-			continue
-		}
-		w = next
-		if k := cost(rects, Grid{w}, bestCost); k < bestCost {
-			best, bestCost = Grid{w}, k
+	for _, sw := range c.strides[:min(len(c.strides), maxCandidates)] {
+		if next, ok := lcm(w, sw.s); ok && next != w {
+			w = next
+			c.grids = append(c.grids, Grid{w})
 		}
 	}
-	return best, bestCost <= budget
+	c.costs = make([]int64, len(c.grids))
 }
 
-// cost is the number of pieces of rects in g, or at least limit.
-func cost(rects []Rect, g Grid, limit int64) int64 {
-	var n int64
-	for _, r := range rects {
-		if n += g.Count(r); n >= limit {
-			return limit
+// Count adds r's pieces in every grid tried (second pass).
+func (c *Chooser) Count(r Rect) {
+	for i, g := range c.grids {
+		c.costs[i] = min(c.costs[i]+g.Count(r), 1<<62)
+	}
+}
+
+// Best is the grid of fewest pieces, and whether they fit in budget.
+func (c *Chooser) Best(budget int64) (Grid, bool) {
+	if len(c.grids) == 0 {
+		return Grid{}, budget >= 0
+	}
+	k := 0
+	for i, n := range c.costs {
+		if n < c.costs[k] {
+			k = i
 		}
 	}
-	return n
+	return c.grids[k], c.costs[k] <= budget
+}
+
+// Pieces is the number of pieces of the best grid (after the second pass).
+func (c *Chooser) Pieces() int64 {
+	if len(c.costs) == 0 {
+		return 0
+	}
+	return slices.Min(c.costs)
 }
 
 func cmp(a, b int64) int {
@@ -346,10 +391,12 @@ func lcm(w, s int64) (int64, bool) {
 // Cells splits piece t by the set of groups of the pieces cands (of the
 // same grid; gids[i] is the group of cands[i]) that cover its positions:
 // row bands where the set of covering pieces is constant, then column
-// segments within each band. It calls visit with each cell and the sorted
-// distinct groups covering it (empty for bytes nothing covers), until
-// visit returns false. The work it does (pieces scanned, cells and their
-// covering pieces) is taken from *work; it returns false if that ran out.
+// segments within each band, found by a sweep over the pieces' column
+// ends. It calls visit with each cell and the sorted distinct groups
+// covering it (empty for bytes nothing covers; visit must not keep the
+// slice), until visit returns false. The work it does (pieces, their ends,
+// cells and the sizes of their sets) is taken from *work; it returns false
+// if that ran out.
 func Cells(t Piece, cands []Piece, gids []int32, work *int64, visit func(set []int32, cell Piece) bool) bool {
 	type gp struct {
 		p Piece
@@ -371,9 +418,15 @@ func Cells(t Piece, cands []Piece, gids []int32, work *int64, visit func(set []i
 	slices.Sort(rows)
 	rows = slices.Compact(rows)
 	slices.SortFunc(cs, func(a, b gp) int { return cmp(a.p.R0, b.p.R0) })
+	type end struct {
+		at  int64
+		g   int32
+		add bool
+	}
 	var active []gp
-	var cols []int64
+	var ends []end
 	var set []int32
+	count := map[int32]int{}
 	next := 0
 	for k := 0; k+1 < len(rows); k++ {
 		lo, hi := rows[k], rows[k+1]
@@ -388,27 +441,45 @@ func Cells(t Piece, cands []Piece, gids []int32, work *int64, visit func(set []i
 			active = append(active, cs[next])
 			next++
 		}
-		cols = append(cols[:0], t.C0, t.C1)
+		ends = ends[:0]
 		for _, a := range active {
-			cols = append(cols, a.p.C0, a.p.C1)
+			ends = append(ends, end{a.p.C0, a.g, true}, end{a.p.C1, a.g, false})
 		}
-		slices.Sort(cols)
-		cols = slices.Compact(cols)
-		if *work -= int64(len(active)+1) * int64(len(cols)); *work < 0 {
+		slices.SortFunc(ends, func(a, b end) int { return cmp(a.at, b.at) })
+		if *work -= int64(len(ends)) + 1; *work < 0 {
 			return false
 		}
-		for i := 0; i+1 < len(cols); i++ {
-			c0, c1 := cols[i], cols[i+1]
-			set = set[:0]
-			for _, a := range active {
-				if a.p.C0 <= c0 && a.p.C1 >= c1 {
-					set = append(set, a.g)
-				}
+		clear(count)
+		set = set[:0]
+		at := t.C0
+		for e := 0; ; {
+			x := t.C1
+			if e < len(ends) {
+				x = ends[e].at
 			}
-			slices.Sort(set)
-			set = slices.Compact(set)
-			if !visit(set, Piece{lo, hi, c0, c1}) {
-				return true
+			if x > at {
+				if *work -= int64(len(set)) + 1; *work < 0 {
+					return false
+				}
+				if !visit(set, Piece{lo, hi, at, x}) {
+					return true
+				}
+				at = x
+			}
+			if e == len(ends) {
+				break
+			}
+			for ; e < len(ends) && ends[e].at == x; e++ {
+				g := ends[e].g
+				if ends[e].add {
+					if count[g]++; count[g] == 1 {
+						i, _ := slices.BinarySearch(set, g)
+						set = slices.Insert(set, i, g)
+					}
+				} else if count[g]--; count[g] == 0 {
+					i, _ := slices.BinarySearch(set, g)
+					set = slices.Delete(set, i, i+1)
+				}
 			}
 		}
 	}
