@@ -17,29 +17,44 @@ import (
 // from its definition through schedule.CheckWitness. It returns the
 // dynamic findings as "code[tasks]" strings (deadlocks and overflows by
 // code only), or ok=false when p has too many interleavings.
-func brute(p *schedule.Program, limit int) (out []string, residStuck, ok bool) {
+//
+// Replay applies residency and dispatch; the unbounded launch that
+// classifies stuck states is Replay of unbounded(p).
+func brute(p *schedule.Program, limit int) (out []string, ok bool) {
 	f := schedule.Lower(p)
 	nt := len(p.Tasks)
 	races := map[[2]int]bool{}
 	notMust := map[[2]int]bool{} // (a, b): b began once while a had not ended
+	scope := map[[2]int]bool{}
 	uninit := map[int]bool{}
-	stuck := map[string]bool{}
+	stuck := map[string]bool{} // codes of stuck states under residency and dispatch
 	overflow := false
+	pairs := scopePairs(f)
 	nodes := 0
-	explore := func(q *schedule.Program, judge bool, suffix string) bool {
+	explore := func(q *schedule.Program, judge bool) (anyStuck, ok bool) {
 		stack := [][]schedule.Event{nil}
 		for len(stack) > 0 {
 			tr := stack[len(stack)-1]
 			stack = stack[:len(stack)-1]
 			if nodes++; nodes > limit {
-				return false
+				return false, false
 			}
 			st, err := schedule.Replay(q, tr)
 			if err != nil {
 				panic(err)
 			}
 			if st.Stuck() {
-				stuck[refCode(q, f, st)+suffix] = true
+				anyStuck = true
+				if judge {
+					stuck[refCode(q, f, st)] = true
+				}
+			}
+			if judge {
+				for _, pr := range pairs {
+					if !scope[pr] && schedule.CheckWitness(q, CodeRaceScope, pr[:], tr) == nil {
+						scope[pr] = true
+					}
+				}
 			}
 			if judge && len(tr) > 0 {
 				last := tr[len(tr)-1]
@@ -71,34 +86,24 @@ func brute(p *schedule.Program, limit int) (out []string, residStuck, ok bool) {
 				}
 			}
 		}
-		return true
+		return anyStuck, true
 	}
-	limited := !p.Launch.Cooperative && p.Launch.Workers > p.Launch.Capacity()
-	suffix := ""
-	if limited {
-		suffix = "/resid"
+	mainStuck, ok := explore(p, true)
+	if !ok {
+		return nil, false
 	}
-	if !explore(p, true, suffix) {
-		return nil, false, false
-	}
-	if limited {
-		// Every worker resident: the same program as a cooperative launch.
-		q := *p
-		q.Launch.Cooperative = true
-		if !explore(&q, false, "") {
-			return nil, false, false
+	if mainStuck {
+		ubStuck, ok := explore(unbounded(p), false)
+		if !ok {
+			return nil, false
 		}
-	}
-	anyResid := false
-	for k := range stuck {
-		if k[len(k)-6:] == "/resid" {
-			anyResid = true
-			continue
+		if ubStuck {
+			for k := range stuck {
+				out = append(out, k)
+			}
+		} else {
+			out = append(out, CodeOccupancy)
 		}
-		out = append(out, k)
-	}
-	if limited && len(out) == 0 && anyResid {
-		out = append(out, CodeOccupancy)
 	}
 	for pr := range races {
 		a, b := pr[0], pr[1]
@@ -108,6 +113,9 @@ func brute(p *schedule.Program, limit int) (out []string, residStuck, ok bool) {
 		}
 		out = append(out, fmt.Sprintf("%s%v", code, []int{a, b}))
 	}
+	for pr := range scope {
+		out = append(out, fmt.Sprintf("%s%v", CodeRaceScope, pr[:]))
+	}
 	for r := range uninit {
 		out = append(out, fmt.Sprintf("%s%v", CodeUninitializedRead, []int{r}))
 	}
@@ -115,7 +123,63 @@ func brute(p *schedule.Program, limit int) (out []string, residStuck, ok bool) {
 		out = append(out, CodeCounterOverflow)
 	}
 	sort.Strings(out)
-	return out, anyResid, true
+	return out, true
+}
+
+// unbounded returns p's unbounded launch as a program: every worker
+// resident, and every dynamic task pinned to a worker of its own (its
+// thread keeps its index and operations in the normal form), so that
+// Replay runs it with no residency and no claim rule.
+func unbounded(p *schedule.Program) *schedule.Program {
+	q := p.Clone()
+	w := q.Launch.Workers
+	for i := range q.Tasks {
+		if !q.Tasks[i].Pinned() {
+			q.Tasks[i].Worker = int32(w)
+			w++
+		}
+	}
+	q.Launch.Workers, q.Launch.SMs, q.Launch.PerSM, q.Launch.Cooperative = w, w, 1, true
+	return q
+}
+
+// scopePairs lists the task pairs (lower first) that have operations of
+// different threads on one counter or semaphore, one modifying it and one
+// cta-scoped: the candidates of race.scope.
+func scopePairs(f *schedule.Form) [][2]int {
+	type use struct {
+		th, task   int
+		obj        int
+		mod, local bool
+	}
+	var us []use
+	for th, t := range f.Threads {
+		for _, op := range t.Ops {
+			u := use{th: th, task: int(op.Task), obj: int(op.Object), mod: op.Kind != schedule.OpWait, local: op.Scope == schedule.ScopeCTA}
+			switch op.Kind {
+			case schedule.OpWait, schedule.OpSignal:
+			case schedule.OpAcquire, schedule.OpRelease:
+				u.obj = -1 - u.obj
+			default:
+				continue
+			}
+			us = append(us, u)
+		}
+	}
+	seen := map[[2]int]bool{}
+	var out [][2]int
+	for i, x := range us {
+		for _, y := range us[i+1:] {
+			if x.th != y.th && x.obj == y.obj && (x.mod || y.mod) && (x.local || y.local) {
+				pr := [2]int{min(x.task, y.task), max(x.task, y.task)}
+				if !seen[pr] {
+					seen[pr] = true
+					out = append(out, pr)
+				}
+			}
+		}
+	}
+	return out
 }
 
 func thread(f *schedule.Form, task int) int {
@@ -207,7 +271,7 @@ func TestAgainstBruteForce(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		p := progen.Program(tiny).Draw(t, "p")
 		drawn++
-		want, residStuck, ok := brute(p, 200000)
+		want, ok := brute(p, 200000)
 		if !ok {
 			return
 		}
@@ -218,10 +282,7 @@ func TestAgainstBruteForce(t *testing.T) {
 		}
 		for _, f := range r.Findings {
 			if err := witness(p, f); err != nil {
-				t.Fatalf("witness of %s %v rejected: %v", f.Code, f.Tasks, err)
-			}
-			if err := schedule.CheckWitness(p, f.Code, f.Tasks, f.Trace); err != nil && residStuck {
-				t.Fatalf("witness of %s %v does not replay although a stuck state is reachable under residency", f.Code, f.Tasks)
+				t.Fatalf("witness of %s %v rejected: %v\ntrace %v", f.Code, f.Tasks, err, f.Trace)
 			}
 		}
 		if got := dynamic(r); !slices.Equal(got, want) {

@@ -287,7 +287,7 @@ var twins = []twin{
 			b.Task("r").On(1).Wait(c, 1).Read(x, 0, 16)
 			return b
 		}},
-	{"unsynchronized-scope", []string{"race.unsynchronized[0 1]"}, "cta scope does not order workers",
+	{"unsynchronized-scope", []string{"race.scope[0 1]", "race.unsynchronized[0 1]"}, "cta scope does not order workers, and a cta wait on another worker's counter races on it",
 		func(u bool) *schedule.Builder {
 			b := schedule.NewBuilder("scope", coop2)
 			x := b.Buffer("x", schedule.KindState, 16)
@@ -469,15 +469,56 @@ func TestWitnessShape(t *testing.T) {
 func TestBudgetAndContext(t *testing.T) {
 	p := build(t, ring(2, 6, 2))
 	r, err := Run(context.Background(), p, Config{MaxStates: 3})
-	if err != nil || r.Complete || r.States != 3 {
-		t.Errorf("budget 3: complete %v states %d err %v; want incomplete at 3", r.Complete, r.States, err)
+	if err != nil || r.Complete || r.States != 3 || r.Limit != LimitStates || !strings.Contains(r.Reason, "state budget") {
+		t.Errorf("budget 3: complete %v states %d limit %v (%s) err %v; want incomplete at 3 by the state budget", r.Complete, r.States, r.Limit, r.Reason, err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	// Cancellation is polled every 1024 states; a large ring gets there.
 	r, err = Run(ctx, build(t, ring(3, 40, 3)), Config{})
-	if err == nil || r.Complete {
-		t.Errorf("cancelled: complete %v err %v; want incomplete with ctx error", r.Complete, err)
+	if err == nil || r.Complete || r.Limit != LimitContext {
+		t.Errorf("cancelled: complete %v limit %v err %v; want incomplete with ctx error", r.Complete, r.Limit, err)
+	}
+}
+
+// semaphorePool is the shape that once took 8.5 GB: many workers, each
+// with tasks taking one token of a shared semaphore around a body.
+func semaphorePool(workers, tasks, tokens int) *schedule.Builder {
+	b := schedule.NewBuilder("pool", schedule.Launch{SMs: workers, PerSM: 1, Workers: workers, Cooperative: true})
+	s := b.Semaphore("s", uint64(tokens))
+	x := b.Buffer("x", schedule.KindState, uint64(8*workers*tasks))
+	for w := 0; w < workers; w++ {
+		for k := 0; k < tasks; k++ {
+			i := uint64(w*tasks + k)
+			b.Task(fmt.Sprintf("t%d_%d", w, k)).On(w).Acquire(s, 1).Write(x, 8*i, 8).Release(s, 1)
+		}
+	}
+	return b
+}
+
+// The memory budget bounds what an exploration holds, and the result says
+// which bound stopped it.
+func TestMemoryBudget(t *testing.T) {
+	p := build(t, semaphorePool(60, 3, 30))
+	const budget = 32 << 20
+	r, err := Run(context.Background(), p, Config{MaxMemory: budget})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Complete || r.Limit != LimitMemory || !strings.Contains(r.Reason, "memory budget of 32 MiB") {
+		t.Fatalf("complete %v, limit %v (%q); want the memory budget", r.Complete, r.Limit, r.Reason)
+	}
+	if r.PeakMemory > budget || r.PeakMemory < budget/2 {
+		t.Errorf("peak %d bytes, budget %d", r.PeakMemory, budget)
+	}
+	if r.States == 0 {
+		t.Error("no state explored")
+	}
+	t.Logf("%d states in %d bytes: %s", r.States, r.PeakMemory, r.Reason)
+	// A budget too small for one search path refuses at once, and says so.
+	r, err = Run(context.Background(), p, Config{MaxMemory: 1 << 10})
+	if err != nil || r.Complete || r.Limit != LimitMemory || r.States != 0 {
+		t.Errorf("1 KiB: complete %v limit %v states %d err %v", r.Complete, r.Limit, r.States, err)
 	}
 }
 
@@ -489,7 +530,7 @@ func TestInvalid(t *testing.T) {
 }
 
 // A program far beyond the explorer's reach gets its static findings and an
-// incomplete result at once.
+// incomplete result at once, which names the size bound, not the budget.
 func TestTooLarge(t *testing.T) {
 	b := schedule.NewBuilder("wide", launch(1))
 	x := b.Buffer("x", schedule.KindWeight, 8)
@@ -497,7 +538,163 @@ func TestTooLarge(t *testing.T) {
 		b.Task(fmt.Sprintf("t%d", i)).Write(x, 0, 8)
 	}
 	r, err := Run(context.Background(), build(t, b), Config{})
-	if err != nil || r.Complete || len(r.Findings) != 200 {
-		t.Errorf("complete %v, %d findings, err %v; want incomplete with 200 readonly-write findings", r.Complete, len(r.Findings), err)
+	if err != nil || r.Complete || len(r.Findings) != 200 || r.Limit != LimitSize || r.States != 0 || !strings.Contains(r.Reason, "not explored") {
+		t.Errorf("complete %v, %d findings, limit %v (%q), err %v; want incomplete by size with 200 readonly-write findings", r.Complete, len(r.Findings), r.Limit, r.Reason, err)
+	}
+}
+
+// dispatch programs: the runner's dynamic dispatch on the launch's workers
+// and scope races, each with the twin the runner runs fine.
+var dispatchCases = []struct {
+	name, reason string
+	want         []string
+	prog         func() *schedule.Program
+}{
+	{"cta-wait-across-workers", "a cta-scoped spin on a counter another worker signals", []string{"race.scope[0 1]"},
+		func() *schedule.Program {
+			b := schedule.NewBuilder("cta-wait-across-workers", coop2)
+			c := b.Counter("c")
+			b.Task("producer").On(0).Signal(c, 1)
+			b.Task("consumer").On(1).Wait(c, 1, schedule.WithScope(schedule.ScopeCTA))
+			return must(b)
+		}},
+	{"cta-wait-same-worker", "both tasks on worker 0: cta scope orders one worker", nil,
+		func() *schedule.Program {
+			b := schedule.NewBuilder("cta-wait-same-worker", coop2)
+			c := b.Counter("c")
+			b.Task("producer").On(0).Signal(c, 1)
+			b.Task("consumer").On(0).Wait(c, 1, schedule.WithScope(schedule.ScopeCTA))
+			return must(b)
+		}},
+	{"cta-signal-dynamic", "a dynamic task's worker is unknown, so its cta signal races with a static wait", []string{"race.scope[0 1]"},
+		func() *schedule.Program {
+			b := schedule.NewBuilder("cta-signal-dynamic", coop2)
+			c := b.Counter("c")
+			b.Task("consumer").On(0).Wait(c, 1)
+			b.Task("producer").Signal(c, 1, schedule.WithScope(schedule.ScopeCTA))
+			return must(b)
+		}},
+	{"cta-ordered-by-gpu", "a gpu handoff orders the cta signal before the other worker's wait", nil,
+		func() *schedule.Program {
+			b := schedule.NewBuilder("cta-ordered", coop2)
+			c := b.Counter("c")
+			d := b.Counter("d")
+			b.Task("producer").On(0).Signal(c, 1, schedule.WithScope(schedule.ScopeCTA)).Signal(d, 1)
+			b.Task("consumer").On(1).Wait(d, 1).Wait(c, 1)
+			return must(b)
+		}},
+	{"cta-unordered-by-relaxed", "a relaxed handoff does not order the cta signal", []string{"race.scope[0 1]"},
+		func() *schedule.Program {
+			b := schedule.NewBuilder("cta-relaxed", coop2)
+			c := b.Counter("c")
+			d := b.Counter("d")
+			b.Task("producer").On(0).Signal(c, 1, schedule.WithScope(schedule.ScopeCTA)).Signal(d, 1, schedule.Relaxed())
+			b.Task("consumer").On(1).Wait(d, 1).Wait(c, 1)
+			return must(b)
+		}},
+	{"cta-semaphore", "a cta-scoped acquire of a semaphore another worker releases", []string{"race.scope[0 1]"},
+		func() *schedule.Program {
+			b := schedule.NewBuilder("cta-semaphore", coop2)
+			s := b.Semaphore("s", 0)
+			b.Task("giver").On(0).Release(s, 1)
+			b.Task("taker").On(1).Acquire(s, 1)
+			p := must(b)
+			p.Tasks[1].Before[0].Scope = schedule.ScopeCTA
+			return p
+		}},
+	{"dynamic-barrier-pool", "three dynamic tasks sync a 3-party barrier on 2 workers", []string{"occupancy[0 1 2]"},
+		func() *schedule.Program { return barrierPool(2, false) }},
+	{"dynamic-barrier-pool-3", "three workers hold all three", nil,
+		func() *schedule.Program { return barrierPool(3, false) }},
+	{"dynamic-barrier-pool-pinned", "the three tasks pinned to workers 0, 0 and 1", []string{"deadlock.barrier[0 2]"},
+		func() *schedule.Program { return barrierPool(2, true) }},
+	{"exit-rule", "worker 0 is done but cannot exit while the dynamic task waits, so worker 1 never starts", []string{"occupancy[1]"},
+		func() *schedule.Program {
+			b := schedule.NewBuilder("exit", schedule.Launch{SMs: 1, PerSM: 1, Workers: 2})
+			c := b.Counter("c")
+			b.Task("signal").On(1).Signal(c, 1)
+			b.Task("wait").Wait(c, 1)
+			return must(b)
+		}},
+	{"exit-rule-no-dynamic", "without dynamic tasks the empty worker 0 exits and worker 1 runs", nil,
+		func() *schedule.Program {
+			b := schedule.NewBuilder("exit", schedule.Launch{SMs: 1, PerSM: 1, Workers: 3})
+			c := b.Counter("c")
+			b.Task("signal").On(1).Signal(c, 1)
+			b.Task("wait").On(2).Wait(c, 1)
+			return must(b)
+		}},
+	{"simple-helper", "a spinning worker runs the ready simple task it waits for", nil,
+		func() *schedule.Program {
+			b := schedule.NewBuilder("simple", schedule.Launch{SMs: 1, PerSM: 1, Workers: 1, Cooperative: true})
+			c := b.Counter("c")
+			x := b.Buffer("x", schedule.KindScratch, 8)
+			out := b.Buffer("out", schedule.KindOutput, 8)
+			b.Task("consumer").On(0).Wait(c, 1).Read(x, 0, 8).Write(out, 0, 8)
+			b.Task("producer").Write(x, 0, 8).Signal(c, 1)
+			return must(b)
+		}},
+	{"blocking-helper", "a task that waits after its body cannot run on the only worker, which spins", []string{"occupancy[0 1]"},
+		func() *schedule.Program {
+			b := schedule.NewBuilder("blocking", schedule.Launch{SMs: 1, PerSM: 1, Workers: 1, Cooperative: true})
+			c := b.Counter("c")
+			d := b.Counter("d")
+			b.Task("consumer").On(0).Wait(c, 1).Signal(d, 1)
+			b.Task("producer").Signal(c, 1)
+			p := must(b)
+			p.Tasks[1].After = append(p.Tasks[1].After, schedule.Step{Kind: schedule.Wait, Object: int32(d), Value: 1})
+			return p
+		}},
+}
+
+func must(b *schedule.Builder) *schedule.Program {
+	p, err := b.Build()
+	if err != nil {
+		panic(err)
+	}
+	return p
+}
+
+// barrierPool is the dynamic-barrier-pool: three tasks sync a
+// 3-party barrier; pinned puts them on workers 0, 0 and 1 instead.
+func barrierPool(workers int, pinned bool) *schedule.Program {
+	b := schedule.NewBuilder("dynamic-barrier-pool", schedule.Launch{SMs: workers, PerSM: 1, Workers: workers, Cooperative: true})
+	br := b.Barrier("b", 3)
+	for i := 0; i < 3; i++ {
+		tk := b.Task(fmt.Sprintf("d%d", i)).Sync(br)
+		if pinned {
+			tk.On(i / 2)
+		}
+	}
+	return must(b)
+}
+
+func TestDispatchAndScope(t *testing.T) {
+	for _, c := range dispatchCases {
+		t.Run(c.name, func(t *testing.T) {
+			p := c.prog()
+			r := explore(t, p)
+			if got := codes(r); !slices.Equal(got, c.want) {
+				t.Errorf("%s: findings %v, want %v", c.reason, got, c.want)
+			}
+			for _, f := range r.Findings {
+				if len(f.Trace) == 0 && f.Code == CodeRaceScope {
+					t.Errorf("%s has no trace", f.Code)
+				}
+				t.Logf("%s %v: %s\n  trace %v", f.Code, f.Tasks, f.Message, f.Trace)
+			}
+		})
+	}
+}
+
+// The occupancy message names the shortfall and the workers that avoid it.
+func TestOccupancyMessage(t *testing.T) {
+	r := explore(t, barrierPool(2, false))
+	if len(r.Findings) != 1 || !strings.Contains(r.Findings[0].Message, "no worker is free") || !strings.Contains(r.Findings[0].Message, "3 co-resident workers avoid it") {
+		t.Errorf("findings %+v", r.Findings)
+	}
+	r = explore(t, dispatchCases[9].prog())
+	if len(r.Findings) != 1 || !strings.Contains(r.Findings[0].Message, "workers 1..1 cannot start") || !strings.Contains(r.Findings[0].Message, "2 co-resident workers avoid it") {
+		t.Errorf("findings %+v", r.Findings)
 	}
 }

@@ -1,57 +1,39 @@
 package explore
 
 import (
-	"context"
 	"encoding/binary"
 	"math/bits"
+	"runtime"
 	"slices"
 
 	"github.com/megaproof/megaproof/schedule"
 )
 
-// budget is the state budget and context shared by the explorations of one Run.
-type budget struct {
-	ctx    context.Context
-	max    int
-	used   int
-	hit    bool  // the budget ran out
-	ctxErr error // ctx ended
-}
-
-func (b *budget) take() bool {
-	if b.hit || b.ctxErr != nil {
-		return false
-	}
-	b.used++
-	if b.used > b.max {
-		b.used = b.max
-		b.hit = true
-		return false
-	}
-	if b.used&1023 == 0 {
-		if err := b.ctx.Err(); err != nil {
-			b.ctxErr = err
-			return false
-		}
-	}
-	return true
-}
-
 // stuckRec is the first stuck state found for one code.
 type stuckRec struct {
 	tasks []int
 	trace []schedule.Event
+	pos   []int32  // thread positions of the stuck state
+	vals  []uint64 // its object values
+}
+
+// scopeRec is the first trace found for a race.scope between two tasks.
+type scopeRec struct {
+	trace []schedule.Event
+	x, y  int32 // global op ids, x of the lower task
 }
 
 // found collects what one exploration observed, each with its first trace.
 type found struct {
-	races     map[[2]int32][]schedule.Event // conflicting pair (lower task first) -> trace
-	raceOrder [][2]int32
-	uninit    map[int32][]schedule.Event
-	overflow  map[int32]stuckRec // counter -> signalling task and trace
-	stuck     map[string]stuckRec
-	anyStuck  *stuckRec
-	begun     []bool // tasks whose Begin was executed
+	races      map[[2]int32][]schedule.Event // conflicting pair (lower task first) -> trace
+	raceOrder  [][2]int32
+	scope      map[[2]int32]scopeRec // race.scope task pair (lower first)
+	scopeOrder [][2]int32
+	uninit     map[int32][]schedule.Event
+	overflow   map[int32]stuckRec // counter -> signalling task and trace
+	stuck      map[string]stuckRec
+	anyStuck   *stuckRec
+	begun      []bool // tasks whose Begin was executed
 }
 
 // search is one exploration: a depth-first search over the states of the
@@ -59,11 +41,14 @@ type found struct {
 type search struct {
 	m     *model
 	hb    bool    // track happens-before clocks; report races and uninitialized reads
-	resid bool    // workers are limited by residency
+	md    mode    // residency and dispatch rules
 	limit []int32 // per thread: operations it may execute (a frozen thread stops early)
 	deadl bool    // report stuck states
-	b     *budget
-	out   *found
+	// firstStuck ends the exploration at its first stuck state (only
+	// whether one is reachable is asked).
+	firstStuck bool
+	b          *budget
+	out        *found
 
 	S      int // ints per level: positions, clocks, finished-worker count
 	V      int // values per level
@@ -78,45 +63,62 @@ type search struct {
 	events []schedule.Event
 	succ   []int32
 	frames []frame
+	levels int // levels the path can hold (reserved in the budget)
 
-	// Visited set: exact keys in an arena, open addressing over their indices.
-	wide  bool
-	kbuf  []byte
-	keys  []byte
-	table []int32
-	n     int
+	// Visited set: exact keys in chunks, open addressing over their indices.
+	wide     bool
+	kl       int // bytes per key
+	perChunk int // keys per chunk
+	kbuf     []byte
+	chunks   [][]byte
+	table    []int32
+	n        int
+	mem      int64 // bytes this exploration has reserved
 
 	enabled []bool
 	inSet   []bool
 	work    []int32
 	cand    []int32
 	spanBuf [][2]int64
+
+	// Facts of the state being expanded (see facts).
+	dynLeft    int  // dynamic threads not finished
+	free       bool // a worker is free for any claim
+	freeSimple bool // a worker is free for a simple task's claim
 }
 
 type frame struct{ start, next, end int32 }
 
-func newSearch(m *model, hb, resid bool, limit []int32, b *budget) *search {
-	s := &search{m: m, hb: hb, resid: resid, limit: limit, deadl: limit == nil, b: b}
+func newSearch(m *model, hb bool, md mode, limit []int32, b *budget) *search {
+	s := &search{m: m, hb: hb, md: md, limit: limit, deadl: limit == nil, b: b}
 	T := m.T
 	if s.limit == nil {
 		s.limit = m.lens
 	}
 	s.klen = m.keyLen(hb)
 	s.S = s.klen + 1
-	s.V = m.nc + m.nb + m.ns
+	s.V = m.nSync
 	if hb {
 		s.offVC = T
 		s.offR = s.offVC + T*T
-		s.offPnd = s.offR + m.nObj*T
+		s.offPnd = s.offR + m.nSync*T
 		s.offFen = s.offPnd + T*T
 	}
+	s.levels = 1
 	for t := 0; t < T; t++ {
 		if m.lens[t] > 250 {
 			s.wide = true
 		}
+		s.levels += int(s.limit[t])
 	}
+	s.kl = s.klen
+	if s.wide {
+		s.kl *= 4
+	}
+	s.perChunk = max(1, chunkBytes/max(s.kl, 1))
 	s.out = &found{
 		races:    map[[2]int32][]schedule.Event{},
+		scope:    map[[2]int32]scopeRec{},
 		uninit:   map[int32][]schedule.Event{},
 		overflow: map[int32]stuckRec{},
 		stuck:    map[string]stuckRec{},
@@ -124,44 +126,82 @@ func newSearch(m *model, hb, resid bool, limit []int32, b *budget) *search {
 	}
 	s.enabled = make([]bool, T)
 	s.inSet = make([]bool, T)
-	s.table = make([]int32, 1024)
-	for i := range s.table {
-		s.table[i] = -1
-	}
 	return s
+}
+
+// pathBytes is what the search path takes at its deepest.
+func (s *search) pathBytes() int64 {
+	return int64(s.levels) * (4*int64(s.S) + 8*int64(s.V) + 8 + 12 + 4*int64(s.m.T))
 }
 
 func (s *search) level(d int) ([]int32, []uint64) {
 	return s.ints[d*s.S : (d+1)*s.S], s.vals[d*s.V : (d+1)*s.V]
 }
 
-func (s *search) grow(d int) {
-	for len(s.ints) < (d+1)*s.S {
-		s.ints = append(s.ints, make([]int32, s.S)...)
-		s.vals = append(s.vals, make([]uint64, s.V)...)
+// reserve takes n bytes from the budget for this exploration.
+func (s *search) reserve(n int64) bool {
+	if !s.b.reserve(n) {
+		return false
 	}
+	s.mem += n
+	return true
+}
+
+// trace returns a copy of the current path's events for a finding, or
+// ok=false when the memory budget cannot hold it.
+func (s *search) trace() ([]schedule.Event, bool) {
+	if !s.b.reserve(8 * int64(len(s.events))) {
+		return nil, false
+	}
+	return append([]schedule.Event{}, s.events...), true
 }
 
 // run explores every state reachable from the initial one (up to the
 // partial-order reduction) and reports whether it finished.
 func (s *search) run() bool {
+	defer s.done()
 	m := s.m
-	s.grow(0)
-	_, v := s.level(0)
+	if !s.reserve(s.pathBytes() + 4*1024) {
+		return false
+	}
+	s.ints = make([]int32, s.levels*s.S)
+	s.vals = make([]uint64, s.levels*s.V)
+	s.events = make([]schedule.Event, 0, s.levels)
+	s.frames = make([]frame, 0, s.levels)
+	s.succ = make([]int32, 0, s.levels*m.T)
+	s.table = make([]int32, 1024)
+	for i := range s.table {
+		s.table[i] = -1
+	}
+	st, v := s.level(0)
 	for i, c := range m.p.Counters {
 		v[i] = c.Init
 	}
 	for i, sm := range m.p.Semaphores {
 		v[m.nc+m.nb+i] = sm.Tokens
 	}
-	st, _ := s.level(0)
+	if s.hb && m.scoped {
+		// The first operations of the workers resident from the start are
+		// reached at once.
+		n := s.startedCount(st)
+		for w := 0; w < n; w++ {
+			if m.lens[w] > 0 {
+				s.reach(st, w, 0, false)
+			}
+		}
+	}
 	s.canon(st)
-	s.insert(st[:s.klen])
-	if !s.b.take() {
+	if fresh, ok := s.insert(st[:s.klen]); !ok || !fresh || !s.b.take() {
 		return false
 	}
 	s.expand(0)
 	for len(s.frames) > 0 {
+		if s.b.stopped() {
+			return false
+		}
+		if s.firstStuck && s.out.anyStuck != nil {
+			return true
+		}
 		d := len(s.frames) - 1
 		fr := &s.frames[d]
 		if fr.next == fr.end {
@@ -171,7 +211,6 @@ func (s *search) run() bool {
 		}
 		t := s.succ[fr.next]
 		fr.next++
-		s.grow(d + 1)
 		cur, cv := s.level(d)
 		nxt, nv := s.level(d + 1)
 		copy(nxt, cur)
@@ -179,7 +218,11 @@ func (s *search) run() bool {
 		s.events = append(s.events[:d], schedule.Event{Thread: t, Step: nxt[t]})
 		s.apply(nxt, nv, int(t))
 		s.canon(nxt)
-		if !s.insert(nxt[:s.klen]) {
+		fresh, ok := s.insert(nxt[:s.klen])
+		if !ok {
+			return false
+		}
+		if !fresh {
 			continue
 		}
 		if !s.b.take() {
@@ -187,7 +230,24 @@ func (s *search) run() bool {
 		}
 		s.expand(d + 1)
 	}
-	return true
+	return !s.b.stopped()
+}
+
+// done gives the exploration's memory back: its key chunks to the pool for
+// the next exploration, the rest to the collector.
+func (s *search) done() {
+	for _, c := range s.chunks {
+		s.b.pool = append(s.b.pool, c)
+	}
+	s.b.release(s.mem)
+	big := s.mem > 64<<20
+	s.mem = 0
+	s.chunks, s.table, s.ints, s.vals, s.succ, s.frames, s.events = nil, nil, nil, nil, nil, nil, nil
+	if big {
+		// Collect the path and table now, so that the next exploration
+		// reuses their memory instead of adding to it.
+		runtime.GC()
+	}
 }
 
 // expand pushes a frame with the persistent set of level d, or records a
@@ -205,25 +265,109 @@ func (s *search) expand(d int) {
 	s.frames = append(s.frames, frame{start, start, int32(len(s.succ))})
 }
 
+// startedCount is the number of workers started in state st: all of them
+// without residency; the first capacity ones while some dynamic task is
+// left (no worker exits before every dynamic task has ended); then those
+// whose threshold of finished non-empty workers is met.
+func (s *search) startedCount(st []int32) int {
+	m := s.m
+	if !s.md.resid {
+		return m.W
+	}
+	for t := m.W; t < m.T; t++ {
+		if st[t] < m.lens[t] {
+			return min(m.W, m.cap)
+		}
+	}
+	n := 0
+	for n < m.W && st[s.S-1] >= m.theta[n] {
+		n++
+	}
+	return n
+}
+
+// facts computes the dispatch facts of state st: whether a worker is free
+// for any claim (F - H >= 1: resident workers whose thread has finished,
+// less claimed unfinished non-simple tasks) and for a simple task's claim
+// (R - H >= 1: resident workers less those held).
+func (s *search) facts(st []int32) {
+	m := s.m
+	s.dynLeft = 0
+	for t := m.W; t < m.T; t++ {
+		if st[t] < m.lens[t] {
+			s.dynLeft++
+		}
+	}
+	s.free, s.freeSimple = true, true
+	if !s.md.dispatch || s.dynLeft == 0 {
+		return
+	}
+	// No worker exits while a dynamic task is left: the resident ones are
+	// those started first.
+	R := m.W
+	if s.md.resid {
+		R = min(m.W, m.cap)
+	}
+	F, H := 0, 0
+	for w := 0; w < R; w++ {
+		if st[w] >= m.lens[w] {
+			F++
+		}
+	}
+	for t := m.W; t < m.T; t++ {
+		if !m.simple[t] && st[t] >= 1 && st[t] < m.lens[t] {
+			H++
+		}
+	}
+	s.free, s.freeSimple = F-H >= 1, R-H >= 1
+}
+
+// started reports whether worker t has started, given the facts of st.
+func (s *search) started(st []int32, t int) bool {
+	m := s.m
+	switch {
+	case !s.md.resid:
+		return true
+	case s.dynLeft > 0:
+		return t < m.cap
+	}
+	return st[s.S-1] >= m.theta[t]
+}
+
+// holds reports whether the condition of operation op holds on its own.
+func (s *search) holds(v []uint64, op *schedule.Op) bool { return s.m.holdsAt(v, op) }
+
+// claimable reports whether dynamic thread t, not yet claimed, may be
+// claimed: its guard holds and a worker is free for it. It returns the
+// first guard operation that does not hold (-1 if none).
+func (s *search) claimable(v []uint64, t int) (bool, int) {
+	m := s.m
+	for i := range m.guard[t] {
+		if !s.holds(v, &m.ops[t][i]) {
+			return false, int(i)
+		}
+	}
+	return s.free || m.simple[t] && s.freeSimple, -1
+}
+
+// isEnabled reports whether thread t's next operation is enabled in the
+// state (st, v), whose facts are computed.
 func (s *search) isEnabled(st []int32, v []uint64, t int) bool {
 	m := s.m
 	p := st[t]
 	if p >= s.limit[t] {
 		return false
 	}
-	if s.resid && t < m.W && st[s.S-1] < m.theta[t] {
-		return false
+	if t < m.W {
+		if !s.started(st, t) {
+			return false
+		}
+	} else if s.md.dispatch && p == 0 {
+		if ok, _ := s.claimable(v, t); !ok {
+			return false
+		}
 	}
-	op := &m.ops[t][p]
-	switch op.Kind {
-	case schedule.OpWait:
-		return v[op.Object] >= op.Value
-	case schedule.OpAwait:
-		return v[m.nc+int(op.Object)] >= op.Value
-	case schedule.OpAcquire:
-		return v[m.nc+m.nb+int(op.Object)] >= op.Value
-	}
-	return true
+	return s.holds(v, &m.ops[t][p])
 }
 
 // remaining reports whether thread u, from its position on, has an access
@@ -249,6 +393,7 @@ func (s *search) remaining(st []int32, u int, obj int32, mask uint8) bool {
 func (s *search) persistent(st []int32, v []uint64) {
 	m := s.m
 	T := m.T
+	s.facts(st)
 	nEn := 0
 	for t := 0; t < T; t++ {
 		s.enabled[t] = s.isEnabled(st, v, t)
@@ -274,7 +419,7 @@ func (s *search) persistent(st []int32, v []uint64) {
 		if !s.enabled[seed] {
 			continue
 		}
-		n := s.closure(st, seed, best)
+		n := s.closure(st, v, seed, best)
 		if n < 0 || (best >= 0 && n >= best) {
 			continue
 		}
@@ -291,7 +436,7 @@ func (s *search) persistent(st []int32, v []uint64) {
 
 // closure computes the closure from seed into s.inSet and returns the
 // number of enabled members, or -1 once it reaches bound (0 = no bound).
-func (s *search) closure(st []int32, seed, bound int) int {
+func (s *search) closure(st []int32, v []uint64, seed, bound int) int {
 	m := s.m
 	T := m.T
 	for i := range s.inSet {
@@ -305,6 +450,13 @@ func (s *search) closure(st []int32, seed, bound int) int {
 		s.work = append(s.work, int32(u))
 		if s.enabled[u] {
 			n++
+		}
+	}
+	enablers := func(obj int32) {
+		for w := 0; w < T; w++ {
+			if !s.inSet[w] && s.remaining(st, w, obj, 1<<accEnable) {
+				add(w)
+			}
 		}
 	}
 	for len(s.work) > 0 {
@@ -327,30 +479,41 @@ func (s *search) closure(st []int32, seed, bound int) int {
 			}
 			continue
 		}
-		var obj int32
-		if s.resid && u < m.W && st[s.S-1] < m.theta[u] {
-			obj = m.objF
-		} else {
-			op := &m.ops[u][st[u]]
-			switch op.Kind {
-			case schedule.OpWait:
-				obj = op.Object
-			case schedule.OpAwait:
-				obj = int32(m.nc) + op.Object
-			default:
-				obj = int32(m.nc+m.nb) + op.Object
+		// A disabled member stays disabled while one condition of it stays
+		// false: add every thread that could make that one true.
+		op := &m.ops[u][st[u]]
+		switch {
+		case u < m.W && !s.started(st, u):
+			enablers(m.objF)
+		case u >= m.W && s.md.dispatch && st[u] == 0:
+			if _, g := s.claimable(v, u); g >= 0 {
+				enablers(s.object(&m.ops[u][g]))
+			} else if s.holds(v, op) {
+				// No worker is free: one frees when a static thread or a
+				// non-simple task ends.
+				enablers(m.objPool)
+			} else {
+				enablers(s.object(op))
 			}
-		}
-		for w := 0; w < T; w++ {
-			if !s.inSet[w] && s.remaining(st, w, obj, 1<<accEnable) {
-				add(w)
-			}
+		default:
+			enablers(s.object(op))
 		}
 	}
 	if bound > 0 && n >= bound {
 		return -1
 	}
 	return n
+}
+
+// object is the synchronization object a blocking operation waits on.
+func (s *search) object(op *schedule.Op) int32 {
+	switch op.Kind {
+	case schedule.OpWait:
+		return op.Object
+	case schedule.OpAwait:
+		return int32(s.m.nc) + op.Object
+	}
+	return int32(s.m.nc+s.m.nb) + op.Object
 }
 
 // dependent reports whether thread t's operation at position i has an
@@ -397,8 +560,18 @@ func (s *search) fence(st []int32, t int) []int32 {
 // apply executes thread t's next operation on the level (st, v).
 func (s *search) apply(st []int32, v []uint64, t int) {
 	m := s.m
-	op := &m.ops[t][st[t]]
+	at := st[t]
+	op := &m.ops[t][at]
 	cw := op.Scope.CrossWorker()
+	if s.hb {
+		// Thread t's own component: its prefix through this operation.
+		s.vc(st, t)[t] = m.clamp[t][at+1]
+	}
+	watch := s.hb && m.scoped
+	startedBefore := 0
+	if watch {
+		startedBefore = s.startedCount(st)
+	}
 	switch op.Kind {
 	case schedule.OpWait:
 		if s.hb && cw {
@@ -416,7 +589,9 @@ func (s *search) apply(st []int32, v []uint64, t int) {
 		v[op.Object] = x
 		if carry != 0 || x > m.p.Counters[op.Object].Max() {
 			if _, ok := s.out.overflow[op.Object]; !ok {
-				s.out.overflow[op.Object] = stuckRec{tasks: []int{int(op.Task)}, trace: slices.Clone(s.events)}
+				if tr, ok := s.trace(); ok {
+					s.out.overflow[op.Object] = stuckRec{tasks: []int{int(op.Task)}, trace: tr}
+				}
 			}
 		}
 		if s.hb && cw {
@@ -456,14 +631,77 @@ func (s *search) apply(st []int32, v []uint64, t int) {
 		if s.hb {
 			s.checkBegin(st, t, op.Task)
 		}
-	case schedule.OpEnd:
-		if s.hb {
-			s.vc(st, t)[t] = m.endRank[op.Task]
-		}
 	}
 	st[t]++
-	if s.resid && t < m.W && st[t] == m.lens[t] {
+	if s.md.resid && t < m.W && st[t] == m.lens[t] {
 		st[s.S-1]++
+	}
+	if !watch {
+		return
+	}
+	// race.scope: the operations this step makes reached. A dynamic
+	// task's claim is reached when it executes; the next operation of the
+	// thread once its predecessor has; a worker's first operation when the
+	// worker starts.
+	if t >= m.W && at == 0 {
+		s.reach(st, t, 0, false)
+	}
+	if st[t] < m.lens[t] {
+		s.reach(st, t, st[t], true)
+	}
+	if s.md.resid {
+		for w := startedBefore; w < s.startedCount(st); w++ {
+			if m.lens[w] > 0 {
+				s.reach(st, w, 0, false)
+			}
+		}
+	}
+}
+
+// reached reports whether operation ix of thread u is reached in st: it
+// has executed, or it is the next operation of a running thread (a started
+// worker, or a claimed dynamic task).
+func (s *search) reached(st []int32, u int, ix int32) bool {
+	switch {
+	case st[u] > ix:
+		return true
+	case st[u] < ix:
+		return false
+	case u < s.m.W:
+		return s.startedCount(st) > u
+	}
+	return ix > 0
+}
+
+// reach judges operation iy of thread v, just reached in st, against its
+// race.scope partners already reached: they race unless the partner has
+// executed and happens before iy's predecessor (hasPred: iy has one, and
+// v's clock is its clock).
+func (s *search) reach(st []int32, v int, iy int32, hasPred bool) {
+	m := s.m
+	y := m.opBase[v] + iy
+	ty := m.ops[v][iy].Task
+	for _, x := range m.partners[y] {
+		u := int(m.opTh[x])
+		ix := x - m.opBase[u]
+		tx := m.ops[u][ix].Task
+		key := [2]int32{min(tx, ty), max(tx, ty)}
+		if _, ok := s.out.scope[key]; ok || !s.reached(st, u, ix) {
+			continue
+		}
+		if st[u] > ix && hasPred && s.vc(st, v)[u] > ix {
+			continue // x happens before y's predecessor
+		}
+		tr, ok := s.trace()
+		if !ok {
+			return
+		}
+		r := scopeRec{trace: tr, x: x, y: y}
+		if tx > ty {
+			r.x, r.y = y, x
+		}
+		s.out.scope[key] = r
+		s.out.scopeOrder = append(s.out.scopeOrder, key)
 	}
 }
 
@@ -474,13 +712,15 @@ func (s *search) checkBegin(st []int32, tb int, b int32) {
 	c := s.vc(st, tb)
 	for _, a := range m.conflicts[b] {
 		ta := m.taskThread[a]
-		if st[ta] <= m.taskBegin[a] || c[ta] >= m.endRank[a] {
+		if st[ta] <= m.taskBegin[a] || c[ta] > m.taskEnd[a] {
 			continue
 		}
 		key := [2]int32{min(a, b), max(a, b)}
 		if _, ok := s.out.races[key]; !ok {
-			s.out.races[key] = slices.Clone(s.events)
-			s.out.raceOrder = append(s.out.raceOrder, key)
+			if tr, ok := s.trace(); ok {
+				s.out.races[key] = tr
+				s.out.raceOrder = append(s.out.raceOrder, key)
+			}
 		}
 	}
 	if len(m.reads[b]) == 0 {
@@ -492,7 +732,7 @@ func (s *search) checkBegin(st []int32, tb int, b int32) {
 	for _, rc := range m.reads[b] {
 		cover := s.spanBuf[:0]
 		for i, w := range rc.writers {
-			if c[m.taskThread[w]] >= m.endRank[w] {
+			if c[m.taskThread[w]] > m.taskEnd[w] {
 				cover = append(cover, rc.wspans[i]...)
 			}
 		}
@@ -508,7 +748,9 @@ func (s *search) checkBegin(st []int32, tb int, b int32) {
 		})
 		for _, sp := range rc.spans {
 			if !covered(cover, sp[0], sp[1]) {
-				s.out.uninit[b] = slices.Clone(s.events)
+				if tr, ok := s.trace(); ok {
+					s.out.uninit[b] = tr
+				}
 				return
 			}
 		}
@@ -551,13 +793,13 @@ func (s *search) canon(st []int32) {
 			clear(s.fence(st, t))
 		}
 	}
-	// Clamp every component to the last relevant end it covers; this
+	// Clamp every component to the last relevant prefix it covers; this
 	// commutes with joins and keeps every comparison's outcome.
 	for i := s.offVC; i < s.klen; i++ {
 		u := (i - s.offVC) % T
 		st[i] = m.clamp[u][st[i]]
 	}
-	for obj := 0; obj < m.nObj-1; obj++ {
+	for obj := 0; obj < m.nSync; obj++ {
 		used := false
 		for u := 0; u < T && !used; u++ {
 			used = s.remaining(st, u, int32(obj), 1<<accRead)
@@ -568,8 +810,25 @@ func (s *search) canon(st []int32) {
 	}
 }
 
-// insert adds key to the visited set and reports whether it was new.
-func (s *search) insert(key []int32) bool {
+func hashKey(b []byte) uint64 {
+	h := uint64(14695981039346656037)
+	for _, c := range b {
+		h ^= uint64(c)
+		h *= 1099511628211
+	}
+	return h ^ h>>29
+}
+
+// key returns the stored key of state j.
+func (s *search) key(j int) []byte {
+	c := s.chunks[j/s.perChunk]
+	o := (j % s.perChunk) * s.kl
+	return c[o : o+s.kl]
+}
+
+// insert adds key to the visited set and reports whether it was new; ok is
+// false when the memory budget cannot hold it.
+func (s *search) insert(key []int32) (fresh, ok bool) {
 	b := s.kbuf[:0]
 	if s.wide {
 		for _, x := range key {
@@ -581,52 +840,57 @@ func (s *search) insert(key []int32) bool {
 		}
 	}
 	s.kbuf = b
-	h := uint64(14695981039346656037)
-	for _, c := range b {
-		h ^= uint64(c)
-		h *= 1099511628211
-	}
-	h ^= h >> 29
-	kl := len(b)
 	mask := uint64(len(s.table) - 1)
-	for i := h & mask; ; i = (i + 1) & mask {
-		j := s.table[i]
-		if j < 0 {
-			s.table[i] = int32(s.n)
-			s.keys = append(s.keys, b...)
-			s.n++
-			if 2*s.n > len(s.table) {
-				s.rehash(kl)
-			}
-			return true
-		}
-		if string(s.keys[int(j)*kl:int(j+1)*kl]) == string(b) {
-			return false
+	i := hashKey(b) & mask
+	for ; s.table[i] >= 0; i = (i + 1) & mask {
+		if string(s.key(int(s.table[i]))) == string(b) {
+			return false, true
 		}
 	}
+	if s.n == len(s.chunks)*s.perChunk {
+		c := s.b.chunk(s.perChunk * s.kl)
+		if c == nil {
+			return false, false
+		}
+		s.mem += int64(len(c))
+		s.chunks = append(s.chunks, c)
+	}
+	if 2*(s.n+1) > len(s.table) {
+		if !s.rehash() {
+			return false, false
+		}
+		mask = uint64(len(s.table) - 1)
+		for i = hashKey(b) & mask; s.table[i] >= 0; i = (i + 1) & mask {
+		}
+	}
+	copy(s.key(s.n), b)
+	s.table[i] = int32(s.n)
+	s.n++
+	return true, true
 }
 
-func (s *search) rehash(kl int) {
+// rehash doubles the table, reserving the new one while the old is held.
+func (s *search) rehash() bool {
+	old := int64(4 * len(s.table))
+	if !s.reserve(2 * old) {
+		return false
+	}
 	t := make([]int32, 2*len(s.table))
 	for i := range t {
 		t[i] = -1
 	}
 	mask := uint64(len(t) - 1)
 	for j := 0; j < s.n; j++ {
-		k := s.keys[j*kl : (j+1)*kl]
-		h := uint64(14695981039346656037)
-		for _, c := range k {
-			h ^= uint64(c)
-			h *= 1099511628211
-		}
-		h ^= h >> 29
-		i := h & mask
+		i := hashKey(s.key(j)) & mask
 		for t[i] >= 0 {
 			i = (i + 1) & mask
 		}
 		t[i] = int32(j)
 	}
 	s.table = t
+	s.b.release(old)
+	s.mem -= old
+	return true
 }
 
 // terminal records a stuck state: some thread unfinished, none enabled.
@@ -639,7 +903,7 @@ func (s *search) terminal(st []int32) {
 			continue
 		}
 		any = true
-		if s.resid && t < m.W && st[s.S-1] < m.theta[t] {
+		if t < m.W && !s.started(st, t) {
 			continue
 		}
 		op := &m.ops[t][st[t]]
@@ -670,7 +934,12 @@ func (s *search) terminal(st []int32) {
 	slices.Sort(tasks)
 	tasks = slices.Compact(tasks)
 	if _, ok := s.out.stuck[code]; !ok {
-		r := stuckRec{tasks: tasks, trace: slices.Clone(s.events[:s.depth()])}
+		tr, ok := s.trace()
+		if !ok {
+			return
+		}
+		_, v := s.level(s.depth())
+		r := stuckRec{tasks: tasks, trace: tr[:s.depth()], pos: slices.Clone(st[:m.T]), vals: slices.Clone(v)}
 		s.out.stuck[code] = r
 		if s.out.anyStuck == nil {
 			s.out.anyStuck = &r
