@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/megaproof/megaproof/internal/geom"
 	"github.com/megaproof/megaproof/schedule"
 )
 
@@ -20,7 +21,7 @@ import (
 var ErrSemaphores = errors.New("defcheck: programs with semaphores are out of scope")
 
 // ErrBudget is returned when a happens-before question needed more
-// branches than the budget allows.
+// branches than the budget allows, or a coverage question more pieces.
 var ErrBudget = errors.New("defcheck: branch budget exhausted")
 
 // Families returns the sorted set of finding families (the part of each
@@ -187,10 +188,11 @@ func (c *checker) check(fam map[string]bool) error {
 	}
 	for _, t := range p.Tasks {
 		for _, a := range append(append([]schedule.Access(nil), t.Reads...), t.Writes...) {
-			for lo, hi := range a.Spans() {
-				if lo < 0 || uint64(hi) > p.Buffers[a.Buffer].Size {
-					fam["out-of-bounds"] = true
-				}
+			// Rows only grow: the first and last bytes are the extremes.
+			r := bufferRect(a)
+			lo, hi := geom.Byte(0, r.Off), geom.Byte(0, r.End())
+			if lo < 0 || hi < 0 || uint64(hi) > p.Buffers[a.Buffer].Size {
+				fam["out-of-bounds"] = true
 			}
 		}
 		for _, a := range t.Writes {
@@ -203,20 +205,19 @@ func (c *checker) check(fam map[string]bool) error {
 		if b.Kind != schedule.KindOutput {
 			continue
 		}
-		seen := make([]bool, b.Size)
+		var writes []geom.Rect
 		for _, t := range p.Tasks {
 			for _, a := range t.Writes {
-				if int(a.Buffer) != bi {
-					continue
-				}
-				for lo, hi := range a.Spans() {
-					for x := max(lo, 0); x < min(hi, int64(b.Size)); x++ {
-						seen[x] = true
-					}
+				if int(a.Buffer) == bi {
+					writes = append(writes, bufferRect(a))
 				}
 			}
 		}
-		if slices.Contains(seen, false) {
+		_, found, ok := geom.Uncovered([]geom.Rect{geom.Strided(geom.Pos(0, 0), b.Size, 1, 0)}, writes, geomBudget)
+		if !ok {
+			return ErrBudget
+		}
+		if found {
 			fam["output-unwritten"] = true
 		}
 	}
@@ -392,52 +393,42 @@ func (c *checker) uninitialized(r int, thread, begin []int) (bool, error) {
 		if k != schedule.KindScratch && k != schedule.KindOutput {
 			continue
 		}
-		// Writers of the same buffer, and the byte positions where the set of
-		// writers covering a byte can change: bytes between two cuts share
-		// their writers, so one question per segment decides them all.
-		type wspan struct {
-			w      int
-			lo, hi int64
-		}
-		var ws []wspan
+		// Writers of the same buffer, and the regions of the read where the
+		// set of writers covering a byte is constant (internal/geom, exact
+		// and independent of rows): one question per distinct set decides
+		// them all.
+		var writers []int
+		var groups [][]geom.Rect
 		for w := range p.Tasks {
 			if w == r {
 				continue
 			}
+			var rs []geom.Rect
 			for _, wr := range p.Tasks[w].Writes {
-				if wr.Buffer != rd.Buffer {
-					continue
+				if wr.Buffer == rd.Buffer {
+					rs = append(rs, bufferRect(wr))
 				}
-				for wl, wh := range wr.Spans() {
-					ws = append(ws, wspan{w, wl, wh})
-				}
+			}
+			if len(rs) > 0 {
+				writers = append(writers, w)
+				groups = append(groups, rs)
 			}
 		}
-		for lo, hi := range rd.Spans() {
-			cuts := []int64{lo, hi}
-			for _, w := range ws {
-				if w.lo > lo && w.lo < hi {
-					cuts = append(cuts, w.lo)
-				}
-				if w.hi > lo && w.hi < hi {
-					cuts = append(cuts, w.hi)
-				}
+		var clean bool
+		var err error
+		ok := geom.Partition([]geom.Rect{bufferRect(rd)}, groups, geomBudget, func(set []int32, _ geom.Span) bool {
+			srcs := make([]int, len(set))
+			for i, g := range set {
+				srcs[i] = writers[g]
 			}
-			slices.Sort(cuts)
-			cuts = slices.Compact(cuts)
-			for i := 0; i+1 < len(cuts); i++ {
-				x := cuts[i]
-				var writers []int
-				for _, w := range ws {
-					if w.lo <= x && x < w.hi {
-						writers = append(writers, w.w)
-					}
-				}
-				clean, err := c.canBeClean(writers, r, thread, begin)
-				if err != nil || clean {
-					return clean, err
-				}
-			}
+			clean, err = c.canBeClean(srcs, r, thread, begin)
+			return err == nil && !clean
+		})
+		if !ok {
+			return false, ErrBudget
+		}
+		if err != nil || clean {
+			return clean, err
 		}
 	}
 	return false, nil
@@ -591,3 +582,11 @@ func (c *checker) eager(g *taintState, isSource map[int]bool) map[int]bool {
 
 // String describes the checker, for test logs.
 func (c *checker) String() string { return fmt.Sprintf("defcheck(%d tasks)", len(c.p.Tasks)) }
+
+// geomBudget bounds the pieces and work of one coverage question.
+const geomBudget = 1 << 22
+
+// bufferRect is an access's footprint in its buffer's own byte numbering.
+func bufferRect(a schedule.Access) geom.Rect {
+	return geom.Strided(geom.Pos(0, a.Offset), a.Length, a.Rows, a.Stride)
+}
