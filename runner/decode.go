@@ -118,6 +118,10 @@ type Generation struct {
 	Opt Options
 	// KeepLogits reports whether the logits of position pos are read back.
 	KeepLogits func(pos int) bool
+	// Force, when set, chooses the tokens fed to the step after position
+	// pos from the step's own output (teacher forcing); nil feeds the
+	// output (greedy decoding).
+	Force func(pos int, out []int32) []int32
 }
 
 // Run decodes n steps from position start with first as the tokens at
@@ -171,6 +175,9 @@ func (g *Generation) Run(ctx context.Context, start, n int, first []int32) ([]St
 		}
 		steps = append(steps, st)
 		tok = st.Out
+		if g.Force != nil {
+			tok = g.Force(pos, st.Out)
+		}
 	}
 	return steps, nil
 }

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -99,6 +100,13 @@ type DecodeResult struct {
 	Step0BF16MaxAbs, Step0FP32MaxAbs float64
 	KernelMedianMS, StepMedianMS     float64
 	PrepareSeconds                   float64
+	// Teacher forcing (every step fed PyTorch bf16's token): steps whose
+	// argmax equals PyTorch's, steps that differ only where PyTorch's own
+	// choice is within this step's measured logit error (its logit for our
+	// token is at most that far below its maximum: a tie at the
+	// reference's precision), and the worst logit errors over all steps.
+	ForcedEqual, ForcedTies, ForcedOther int
+	ForcedBF16Rel, ForcedFP32Rel         float64
 }
 
 // Bounds of TestGPULlamaDecode: the largest logit error, relative to the
@@ -175,7 +183,7 @@ func TestGPULlamaDecode(t *testing.T) {
 					default:
 						t.Fatalf("strategy %q", sname)
 					}
-					opt := Options{Init: LlamaSource(ts), BlockThreads: 256, Timeout: 5 * time.Second}
+					opt := Options{Init: LlamaSource(ts), BlockThreads: blockThreads(), Timeout: 5 * time.Second}
 					t0 := time.Now()
 					encs, err := prepareSteps(cfg, steps, opt)
 					if err != nil {
@@ -215,14 +223,39 @@ func TestGPULlamaDecode(t *testing.T) {
 					}
 					r.TokensMatch = r.FirstMismatch < 0
 					r.KernelMedianMS, r.StepMedianMS = medianF(kern), medianF(wall)
-					t.Logf("%s %s (%s weights, %d tasks): tokens match %v (first mismatch %d); logits vs bf16 max abs %.4g (rel %.4g), vs fp32 %.4g (rel %.4g); step 0: %.4g / %.4g; kernel median %.3f ms, step %.3f ms; prepare %.1f s",
-						name, sname, weights, r.Tasks, r.TokensMatch, r.FirstMismatch, r.BF16MaxAbs, r.BF16Rel, r.FP32MaxAbs, r.FP32Rel, r.Step0BF16MaxAbs, r.Step0FP32MaxAbs, r.KernelMedianMS, r.StepMedianMS, r.PrepareSeconds)
+					// Teacher forcing over all steps.
+					g.Force = func(pos int, _ []int32) []int32 { return []int32{ref.TokensBF16[pos]} }
+					forced, err := g.Run(context.Background(), 0, steps, []int32{ref.First})
+					if err != nil {
+						t.Fatal(err)
+					}
+					for i, st := range forced {
+						rb := lb[i*ref.Vocab : (i+1)*ref.Vocab]
+						ab, mb := maxErr(st.Logits[0], rb)
+						_, mf := maxErr(st.Logits[0], lf[i*ref.Vocab:(i+1)*ref.Vocab])
+						af, _ := maxErr(st.Logits[0], lf[i*ref.Vocab:(i+1)*ref.Vocab])
+						r.ForcedBF16Rel, r.ForcedFP32Rel = max(r.ForcedBF16Rel, ab/mb), max(r.ForcedFP32Rel, af/mf)
+						switch o := st.Out[0]; {
+						case o == ref.TokensBF16[i]:
+							r.ForcedEqual++
+						case float64(rb[ref.TokensBF16[i]]-rb[o]) <= ab:
+							r.ForcedTies++
+						default:
+							r.ForcedOther++
+							t.Errorf("teacher-forced step %d: token %d, PyTorch %d, its logits %g vs %g (max error %g)", i, o, ref.TokensBF16[i], rb[o], rb[ref.TokensBF16[i]], ab)
+						}
+					}
+					t.Logf("%s %s (%s weights, %d tasks): greedy tokens match %v (first mismatch %d); logits vs bf16 max abs %.4g (rel %.4g), vs fp32 %.4g (rel %.4g); step 0: %.4g / %.4g; kernel median %.3f ms, step %.3f ms; prepare %.1f s; teacher-forced: %d equal, %d ties, %d other, rel errors %.4g / %.4g",
+						name, sname, weights, r.Tasks, r.TokensMatch, r.FirstMismatch, r.BF16MaxAbs, r.BF16Rel, r.FP32MaxAbs, r.FP32Rel, r.Step0BF16MaxAbs, r.Step0FP32MaxAbs, r.KernelMedianMS, r.StepMedianMS, r.PrepareSeconds, r.ForcedEqual, r.ForcedTies, r.ForcedOther, r.ForcedBF16Rel, r.ForcedFP32Rel)
 					if !r.TokensMatch {
 						i := r.FirstMismatch
-						t.Errorf("token %d = %d, PyTorch bf16 %d (its top-2 gap there %.4g); ours %v, want %v", i, r.Tokens[i], ref.TokensBF16[i], ref.Gaps[i], r.Tokens, r.RefTokens)
+						t.Logf("greedy token %d = %d, PyTorch bf16 %d (its top-2 gap there %.4g)", i, r.Tokens[i], ref.TokensBF16[i], ref.Gaps[i])
+						if os.Getenv("MEGAPROOF_STRICT_TOKENS") != "" {
+							t.Errorf("greedy tokens differ from PyTorch bf16's at step %d", i)
+						}
 					}
-					if r.BF16Rel > boundRelBF16 || r.FP32Rel > boundRelFP32 {
-						t.Errorf("logit error above the bound: vs bf16 %.4g > %g or vs fp32 %.4g > %g", r.BF16Rel, boundRelBF16, r.FP32Rel, boundRelFP32)
+					if max(r.BF16Rel, r.ForcedBF16Rel) > boundRelBF16 || max(r.FP32Rel, r.ForcedFP32Rel) > boundRelFP32 {
+						t.Errorf("logit error above the bound: vs bf16 %.4g / %.4g > %g or vs fp32 %.4g / %.4g > %g", r.BF16Rel, r.ForcedBF16Rel, boundRelBF16, r.FP32Rel, r.ForcedFP32Rel, boundRelFP32)
 					}
 					if outDir != "" {
 						b, _ := json.MarshalIndent(r, "", " ")
@@ -234,6 +267,16 @@ func TestGPULlamaDecode(t *testing.T) {
 	}
 }
 
+// blockThreads is MEGAPROOF_BLOCK or 512: threads per interpreter block of
+// the decode tests and benchmarks.
+func blockThreads() int {
+	n, err := strconv.Atoi(os.Getenv("MEGAPROOF_BLOCK"))
+	if err != nil || n <= 0 {
+		return 512
+	}
+	return n
+}
+
 func envOr(k, def string) string {
 	if v := os.Getenv(k); v != "" {
 		return v
@@ -242,13 +285,17 @@ func envOr(k, def string) string {
 }
 
 // prepareSteps generates, verifies and encodes the programs of positions
-// 0..n-1, in parallel.
-func prepareSteps(cfg llamagen.Config, n int, opt Options) ([]*Encoded, error) {
+// from..n-1 (from: 0 unless given), in parallel.
+func prepareSteps(cfg llamagen.Config, n int, opt Options, from ...int) ([]*Encoded, error) {
 	encs := make([]*Encoded, n)
 	errs := make([]error, n)
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
-	for pos := 0; pos < n; pos++ {
+	lo := 0
+	if len(from) > 0 {
+		lo = from[0]
+	}
+	for pos := lo; pos < n; pos++ {
 		wg.Add(1)
 		sem <- struct{}{}
 		go func() {
@@ -286,4 +333,121 @@ func medianF(v []float64) float64 {
 	s := append([]float64(nil), v...)
 	sort.Float64s(s)
 	return s[len(s)/2]
+}
+
+// BenchResult is one configuration of TestGPULlamaBench, written to
+// MEGAPROOF_OUT/bench-<model>-<strategy>-b<batch>-p<pos>.json.
+type BenchResult struct {
+	Model, Strategy     string
+	Batch, Pos, Tasks   int
+	Steps               int     // timed steps (positions Pos+2 ...)
+	ColdMS              float64 // the first step on a fresh program (its tables uploaded), wall
+	WarmMS              float64 // the second step, wall
+	MedianMS, P10MS     float64 // per-token wall time inside the generation loop
+	P90MS, MaxMS        float64
+	KernelMedianMS      float64
+	PrepareSeconds      float64 // generate + verify + encode of all steps' programs
+	ResidentSeconds     float64 // weight init and upload
+	VerifiedBeforeTimed bool
+}
+
+// TestGPULlamaBench times greedy decoding inside the generation loop (token
+// upload, the verified program's kernel, next-token download per step) at
+// positions MEGAPROOF_BENCH_POS (default 128,1024,4096) and batches
+// MEGAPROOF_BENCH_BATCH (default 1) for MEGAPROOF_LLAMA_MODELS and
+// MEGAPROOF_LLAMA_STRATEGIES, on the seeded weights, with the KV cache
+// rows below the position as the heap holds them (zeros; timing does not
+// depend on the values). Correctness of the same kernel, model and
+// strategy is TestGPULlamaDecode's. Opt-in: MEGAPROOF_BENCH_LLAMA=1.
+func TestGPULlamaBench(t *testing.T) {
+	if os.Getenv("MEGAPROOF_BENCH_LLAMA") == "" {
+		t.Skip("MEGAPROOF_BENCH_LLAMA not set")
+	}
+	d := device(t)
+	h200, _ := llamagen.LookupTarget("h200")
+	outDir := os.Getenv("MEGAPROOF_OUT")
+	ints := func(s string) []int {
+		var out []int
+		for _, f := range strings.Split(s, ",") {
+			n, err := strconv.Atoi(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, n)
+		}
+		return out
+	}
+	const timed = 32
+	for _, name := range strings.Split(envOr("MEGAPROOF_LLAMA_MODELS", "smollm2-135m"), ",") {
+		m, err := llamagen.LookupModel(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tile := 128
+		if m.Hidden%128 != 0 {
+			tile = 64
+		}
+		for _, sname := range strings.Split(envOr("MEGAPROOF_LLAMA_STRATEGIES", "round-robin"), ",") {
+			for _, batch := range ints(envOr("MEGAPROOF_BENCH_BATCH", "1")) {
+				cfg := llamagen.Config{Model: m, Target: h200, Tile: tile, MaxSeq: 8192, PosSet: true, Numeric: true, Batch: batch}
+				switch sname {
+				case "split2":
+					cfg.Splits = 2
+				case "dynamic":
+					cfg.Strategy = llamagen.Dynamic
+				}
+				opt := Options{Init: LlamaSource(SeededTensors{Seed: 1, Untied: !m.Tied}), BlockThreads: blockThreads(), Timeout: 5 * time.Second}
+				var heap *Resident
+				var resident time.Duration
+				for _, pos := range ints(envOr("MEGAPROOF_BENCH_POS", "128,1024,4096")) {
+					t0 := time.Now()
+					encs := make([]*Encoded, timed+2)
+					c := cfg
+					c.Pos = pos
+					all, err := prepareSteps(c, pos+timed+2, opt, pos)
+					if err != nil {
+						t.Fatal(err)
+					}
+					copy(encs, all[pos:])
+					prep := time.Since(t0)
+					if heap == nil {
+						t1 := time.Now()
+						if heap, err = d.NewResident(encs[0], opt); err != nil {
+							t.Fatal(err)
+						}
+						resident = time.Since(t1)
+						defer heap.Close()
+					}
+					g := &Generation{Heap: heap, Program: func(p int) (*Encoded, error) { return encs[p-pos], nil }, Opt: opt}
+					first := make([]int32, batch)
+					for b := range first {
+						first[b] = int32(1 + b)
+					}
+					res, err := g.Run(context.Background(), pos, timed+2, first)
+					if err != nil {
+						t.Fatal(err)
+					}
+					var wall, kern []float64
+					for _, st := range res[2:] {
+						wall = append(wall, st.Wall.Seconds()*1e3)
+						kern = append(kern, st.Kernel.Seconds()*1e3)
+					}
+					sort.Float64s(wall)
+					r := BenchResult{Model: name, Strategy: sname, Batch: batch, Pos: pos, Tasks: len(encs[0].prog.Tasks), Steps: timed,
+						ColdMS: res[0].Wall.Seconds() * 1e3, WarmMS: res[1].Wall.Seconds() * 1e3,
+						MedianMS: wall[len(wall)/2], P10MS: wall[len(wall)/10], P90MS: wall[len(wall)*9/10], MaxMS: wall[len(wall)-1],
+						KernelMedianMS: medianF(kern), PrepareSeconds: prep.Seconds(), ResidentSeconds: resident.Seconds(), VerifiedBeforeTimed: true}
+					t.Logf("%s %s b%d p%d (%d tasks): per token median %.3f ms [p10 %.3f, p90 %.3f, max %.3f], kernel %.3f ms; cold %.3f ms, warm %.3f ms; prepare %.1f s",
+						name, sname, batch, pos, r.Tasks, r.MedianMS, r.P10MS, r.P90MS, r.MaxMS, r.KernelMedianMS, r.ColdMS, r.WarmMS, r.PrepareSeconds)
+					for _, e := range encs {
+						heap.Forget(e)
+					}
+					if outDir != "" {
+						b, _ := json.MarshalIndent(r, "", " ")
+						os.WriteFile(filepath.Join(outDir, fmt.Sprintf("bench-%s-%s-b%d-p%d.json", name, sname, batch, pos)), b, 0o644)
+					}
+				}
+			}
+		}
+	}
 }
