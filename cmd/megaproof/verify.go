@@ -13,6 +13,7 @@ import (
 	"github.com/megaproof/megaproof/examples/llama/llamagen"
 	"github.com/megaproof/megaproof/schedule"
 	"github.com/megaproof/megaproof/schedule/amk"
+	"github.com/megaproof/megaproof/schedule/mpk"
 	"github.com/megaproof/megaproof/verify"
 )
 
@@ -23,7 +24,12 @@ const defaultFile = "(default)"
 const (
 	formatMegaproof = schedule.Format
 	formatAMK       = "amk"
+	formatMPK       = "mpk"
 )
+
+// mpkIterations is the number of iterations an MPK task graph is unrolled
+// for (verify -iterations).
+var mpkIterations = mpk.DefaultIterations
 
 // report is the JSON object verify --json prints per file; its schema is
 // schema/result.schema.json.
@@ -52,6 +58,7 @@ func runVerify(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("verify", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	jsonOut := fs.Bool("json", false, "print one JSON object per file")
+	fs.IntVar(&mpkIterations, "iterations", mpk.DefaultIterations, "consecutive iterations of an MPK task graph to verify")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: megaproof verify [--json] [FILE...]")
 		fs.PrintDefaults()
@@ -142,6 +149,10 @@ func worse(a, b int) int {
 
 // decode reads a program in either input format, detected from content.
 func decode(data []byte) (*schedule.Program, string, error) {
+	if mpk.Detect(data) {
+		p, err := mpk.Options{Iterations: mpkIterations}.Unmarshal(data)
+		return p, formatMPK, err
+	}
 	if amk.Detect(data) {
 		p, err := amk.Unmarshal(data)
 		return p, formatAMK, err
