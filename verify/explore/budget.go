@@ -5,27 +5,8 @@ import (
 	"fmt"
 )
 
-// Memory. Every byte an exploration keeps for long is reserved from the
-// budget of its Run before it is allocated, so that the bytes held at once
-// stay within Config.MaxMemory:
-//
-//   - the visited set: every state's key (its positions and, in the main
-//     exploration, its clocks: keyLen ints, one byte each, or four when a
-//     thread has more than 250 operations) in 1 MiB chunks, plus an open
-//     addressing table of 4-byte slots at most half full (8 to 16 bytes
-//     per state; while it doubles, the old table is held too);
-//   - the search path, reserved whole at the start: one level (the state's
-//     ints, the values of every object, the event, the frame and up to one
-//     successor per thread) per operation of the program, plus one;
-//   - the witness traces the findings keep (8 bytes per event).
-//
-// So a Run's states are bounded by MaxStates and by about
-// MaxMemory / (key bytes + 16). The model itself (the lowered program and
-// its dependence tables) is linear in operations times threads and is not
-// counted. Explorations run one after the other; the chunks of a finished
-// one are handed to the next, and the path and table of a large one are
-// collected before the next starts, so that the process holds about
-// MaxMemory at its peak, not the sum over explorations.
+// The memory bound is documented in doc.go, section Memory: every byte an
+// exploration keeps for long is reserved here before it is allocated.
 
 // DefaultMaxMemory is the memory budget when [Config].MaxMemory is 0.
 const DefaultMaxMemory = 512 << 20

@@ -2,6 +2,7 @@ package explore
 
 import (
 	"encoding/binary"
+	"hash/maphash"
 	"math/bits"
 	"runtime"
 	"slices"
@@ -795,9 +796,11 @@ func (s *search) canon(st []int32) {
 	}
 	// Clamp every component to the last relevant prefix it covers; this
 	// commutes with joins and keeps every comparison's outcome.
-	for i := s.offVC; i < s.klen; i++ {
-		u := (i - s.offVC) % T
-		st[i] = m.clamp[u][st[i]]
+	for row := s.offVC; row < s.klen; row += T {
+		c := st[row : row+T]
+		for u, x := range c {
+			c[u] = m.clamp[u][x]
+		}
 	}
 	for obj := 0; obj < m.nSync; obj++ {
 		used := false
@@ -810,14 +813,11 @@ func (s *search) canon(st []int32) {
 	}
 }
 
-func hashKey(b []byte) uint64 {
-	h := uint64(14695981039346656037)
-	for _, c := range b {
-		h ^= uint64(c)
-		h *= 1099511628211
-	}
-	return h ^ h>>29
-}
+// hashSeed seeds the visited sets' hash (it decides where keys go in the
+// table, never which states are explored).
+var hashSeed = maphash.MakeSeed()
+
+func hashKey(b []byte) uint64 { return maphash.Bytes(hashSeed, b) }
 
 // key returns the stored key of state j.
 func (s *search) key(j int) []byte {
