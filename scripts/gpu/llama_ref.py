@@ -180,18 +180,25 @@ def main():
         seq = torch.tensor([[a.first] + tb[:-1]], device=dev)
         lf = m32(input_ids=seq).logits[0].float().cpu()
     lf.numpy().astype("float32").tofile(os.path.join(d, "logits_fp32.f32"))
+    # PyTorch's own bf16 error: its bf16 logits against its fp32 logits,
+    # the largest |difference| and that over the step's largest |fp32 logit|.
+    diff = (lb - lf).abs().amax(-1)
+    noise_abs = float(diff.max())
+    noise_rel = float((diff / lf.abs().amax(-1)).max())
     tf, _, _ = greedy(m32, a.first, a.steps, dev)
     import transformers
     ref = {
         "model": a.model, "seed": a.seed, "first": a.first, "steps": a.steps, "vocab": MODELS[a.model][6],
         "tokens_bf16": tb, "tokens_fp32": tf, "top2_gap_bf16": gaps, "attn_implementation": attn,
+        "bf16_vs_fp32_max_abs": noise_abs, "bf16_vs_fp32_rel": noise_rel,
         "torch": torch.__version__, "transformers": transformers.__version__,
         "gpu": torch.cuda.get_device_name(0), "seconds": round(time.time() - t0, 1),
     }
     with open(os.path.join(d, "ref.json"), "w") as f:
         json.dump(ref, f)
     agree = sum(x == y for x, y in zip(tb, tf))
-    print(f"{a.model}: bf16 tokens {tb[:16]}... fp32 agrees on {agree}/{a.steps}; min top-2 gap {min(gaps):.4g}; {ref['seconds']} s")
+    print(f"{a.model}: bf16 tokens {tb[:16]}... fp32 agrees on {agree}/{a.steps}; min top-2 gap {min(gaps):.4g}; "
+          f"PyTorch bf16 vs fp32 logits: max abs {noise_abs:.4g}, rel {noise_rel:.4g}; {ref['seconds']} s")
 
 
 if __name__ == "__main__":

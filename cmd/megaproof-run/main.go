@@ -1,0 +1,198 @@
+// Command megaproof-run generates a Llama decode schedule for every
+// position, verifies each one, runs the verified megakernel on the GPU to
+// decode greedily, checks the tokens against a reference and times every
+// step inside the generation loop:
+//
+//	megaproof-run -model llama-3.2-1b -target h200 [-weights FILE] -tokens 64 [-ref DIR/MODEL/ref.json]
+//
+// Weights come from a Hugging Face safetensors file (-weights) or from the
+// seeded initialization shared with scripts/gpu/llama_ref.py (-seed). A
+// schedule that verify does not call safe is refused before anything runs
+// (exit status 1); -fault injects one of llamagen's unsafe edits to show
+// it. The exit status is 0 when every step ran (and the tokens equal the
+// reference's, with -ref), 1 when a schedule was refused or the tokens
+// differ, 2 on usage or setup errors.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"time"
+
+	"github.com/megaproof/megaproof/examples/llama/llamagen"
+	"github.com/megaproof/megaproof/runner"
+)
+
+func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
+
+func run(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("megaproof-run", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var (
+		model    = fs.String("model", "smollm2-135m", "model shape (llamagen)")
+		target   = fs.String("target", "h200", "GPU the schedule is laid out for")
+		strategy = fs.String("strategy", "round-robin", "round-robin, balanced, dynamic or barrier")
+		splits   = fs.Int("splits", 1, "split-KV chunks per head")
+		tile     = fs.Int("tile", 0, "output columns per GEMV tile (0: 128, or 64 when the width needs it)")
+		weights  = fs.String("weights", "", "Hugging Face safetensors `FILE` (default: the seeded init)")
+		seed     = fs.Uint64("seed", 1, "seed of the seeded init")
+		tokens   = fs.Int("tokens", 64, "tokens to decode from position 0")
+		first    = fs.Int("first", 1, "token id at position 0")
+		ref      = fs.String("ref", "", "reference `ref.json` of scripts/gpu/llama_ref.py to compare the tokens with")
+		threads  = fs.Int("threads", 512, "threads per interpreter block")
+		fault    = fs.String("fault", "", "inject a llamagen fault (e.g. drop-wait) into every schedule: it must be refused")
+	)
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	fail := func(format string, a ...any) int { fmt.Fprintf(stderr, "megaproof-run: "+format+"\n", a...); return 2 }
+	m, err := llamagen.LookupModel(*model)
+	if err != nil {
+		return fail("%v", err)
+	}
+	tg, err := llamagen.LookupTarget(*target)
+	if err != nil {
+		return fail("%v", err)
+	}
+	st, err := llamagen.ParseStrategy(*strategy)
+	if err != nil {
+		return fail("%v", err)
+	}
+	if *tokens < 1 || *tokens >= 1024 {
+		return fail("-tokens %d: want 1..1023", *tokens)
+	}
+	t := *tile
+	if t == 0 {
+		t = 128
+		if m.Hidden%128 != 0 {
+			t = 64
+		}
+	}
+	cfg := llamagen.Config{Model: m, Target: tg, Strategy: st, Splits: *splits, Tile: t, MaxSeq: 1024, PosSet: true, Numeric: true}
+	var ts runner.Tensors = runner.SeededTensors{Seed: *seed, Untied: !m.Tied}
+	wname := fmt.Sprintf("seeded init (seed %d)", *seed)
+	if *weights != "" {
+		f, err := runner.OpenSafetensors(*weights)
+		if err != nil {
+			return fail("%v", err)
+		}
+		defer f.Close()
+		ts, wname = f, *weights
+	}
+	opt := runner.Options{Init: runner.LlamaSource(ts), BlockThreads: *threads, Timeout: 10 * time.Second}
+	var fl *llamagen.Fault
+	for _, f := range llamagen.Faults() {
+		if f.String() == *fault {
+			fl = &f
+		}
+	}
+	if *fault != "" && fl == nil {
+		return fail("unknown fault %q", *fault)
+	}
+
+	// Generate and verify every step before anything runs.
+	ctx := context.Background()
+	t0 := time.Now()
+	encs := make([]*runner.Encoded, *tokens)
+	tasks := 0
+	for pos := range encs {
+		c := cfg
+		c.Pos = pos
+		p, err := llamagen.Generate(c)
+		if err != nil {
+			return fail("position %d: %v", pos, err)
+		}
+		if fl != nil {
+			if p, err = llamagen.Twin(p, *fl); err != nil {
+				return fail("position %d: %v", pos, err)
+			}
+		}
+		tasks = max(tasks, len(p.Tasks))
+		if encs[pos], err = runner.Prepare(ctx, p, opt); err != nil {
+			if errors.Is(err, runner.ErrUnverified) {
+				fmt.Fprintf(stderr, "megaproof-run: refused: the schedule of position %d (%s) is not verified safe: %v\n", pos, p.Name, err)
+				return 1
+			}
+			return fail("position %d: %v", pos, err)
+		}
+	}
+	prep := time.Since(t0)
+	fmt.Fprintf(stdout, "model     %s (%d layers, hidden %d, vocab %d), weights %s\n", m.Name, m.Layers, m.Hidden, m.Vocab, wname)
+	fmt.Fprintf(stdout, "schedule  %s, up to %d tasks; %d positions generated and verified safe in %v\n", encs[0].Program().Name, tasks, len(encs), prep.Round(time.Millisecond))
+
+	dev, err := runner.Open()
+	if err != nil {
+		return fail("%v", err)
+	}
+	defer dev.Close()
+	info := dev.Info()
+	t1 := time.Now()
+	heap, err := dev.NewResident(encs[0], opt)
+	if err != nil {
+		return fail("%v", err)
+	}
+	defer heap.Close()
+	fmt.Fprintf(stdout, "device    %s (%d SMs), driver %d; weights uploaded in %v\n", info.Name, info.SMs, info.Driver, time.Since(t1).Round(time.Millisecond))
+	g := &runner.Generation{Heap: heap, Program: func(pos int) (*runner.Encoded, error) { return encs[pos], nil }, Opt: opt}
+	steps, err := g.Run(ctx, 0, *tokens, []int32{int32(*first)})
+	if err != nil {
+		return fail("%v", err)
+	}
+	out := make([]int32, len(steps))
+	var wall, kern []float64
+	for i, s := range steps {
+		out[i] = s.Out[0]
+		wall = append(wall, s.Wall.Seconds()*1e3)
+		kern = append(kern, s.Kernel.Seconds()*1e3)
+	}
+	fmt.Fprintf(stdout, "tokens    %v\n", out)
+	q := func(v []float64, f float64) float64 {
+		s := append([]float64(nil), v...)
+		sort.Float64s(s)
+		return s[min(len(s)-1, int(f*float64(len(s))))]
+	}
+	warm := wall
+	if len(warm) > 2 {
+		warm = warm[2:]
+	}
+	fmt.Fprintf(stdout, "latency   per token in the loop (token upload, kernel, token download): first %.3f ms; then median %.3f ms, p10 %.3f, p90 %.3f, max %.3f; kernel median %.3f ms\n",
+		wall[0], q(warm, 0.5), q(warm, 0.1), q(warm, 0.9), q(warm, 1), q(kern, 0.5))
+	if *ref == "" {
+		return 0
+	}
+	js, err := os.ReadFile(*ref)
+	if err != nil {
+		return fail("%v", err)
+	}
+	var r struct {
+		Tokens []int32 `json:"tokens_bf16"`
+		First  int32   `json:"first"`
+	}
+	if err := json.Unmarshal(js, &r); err != nil {
+		return fail("%s: %v", *ref, err)
+	}
+	if r.First != int32(*first) {
+		return fail("the reference starts from token %d, not %d", r.First, *first)
+	}
+	same, firstDiff := 0, -1
+	for i := range out {
+		if i < len(r.Tokens) && out[i] == r.Tokens[i] {
+			same++
+		} else if firstDiff < 0 {
+			firstDiff = i
+		}
+	}
+	fmt.Fprintf(stdout, "agreement %d/%d tokens equal PyTorch bf16 greedy", same, len(out))
+	if firstDiff >= 0 {
+		fmt.Fprintf(stdout, " (first difference at step %d)\n", firstDiff)
+		return 1
+	}
+	fmt.Fprintln(stdout)
+	return 0
+}
