@@ -3,6 +3,7 @@ package schedule
 import (
 	"fmt"
 	"math/bits"
+	"slices"
 )
 
 // Event is one step of an execution: thread Thread executes its Step-th
@@ -130,6 +131,71 @@ func (t *Thread) Simple() bool {
 		}
 	}
 	return true
+}
+
+// Clone returns an independent copy of the machine: stepping one leaves
+// the other where it was (for searches that branch).
+func (m *Machine) Clone() *Machine {
+	c := &Machine{m.State}
+	s := &c.State
+	s.Pos = slices.Clone(m.Pos)
+	s.Counters = slices.Clone(m.Counters)
+	s.Overflowed = slices.Clone(m.Overflowed)
+	s.Arrivals = slices.Clone(m.Arrivals)
+	s.Tokens = slices.Clone(m.Tokens)
+	s.Done = slices.Clone(m.Done)
+	s.InFlight = slices.Clone(m.InFlight)
+	s.trace = slices.Clone(m.trace)
+	s.lastFence = slices.Clone(m.lastFence)
+	s.releases = make([][]relEv, len(m.releases))
+	for i, r := range m.releases {
+		s.releases[i] = slices.Clone(r)
+	}
+	s.observed = slices.Clone(m.observed)
+	s.begin = slices.Clone(m.begin)
+	s.end = slices.Clone(m.end)
+	return c
+}
+
+// Key identifies the state up to everything its future and its
+// happens-before relation can depend on: every thread's position, the
+// releasing events of every sync object in order, and how many of them
+// each executed acquire observed. Two executions with equal keys reach the
+// same state with the same happens-before among their events (up to the
+// order of independent events), so a search may merge them.
+func (s *State) Key() string {
+	b := make([]byte, 0, 8*len(s.Pos)+8*len(s.trace))
+	put := func(v int32) { b = append(b, byte(v), byte(v>>8), byte(v>>16), byte(v>>24)) }
+	ev := func(at int32) {
+		if at < 0 {
+			put(-1)
+			put(-1)
+			return
+		}
+		put(s.trace[at].Thread)
+		put(s.trace[at].Step)
+	}
+	for _, p := range s.Pos {
+		put(p)
+	}
+	for _, rs := range s.releases {
+		put(int32(len(rs)))
+		for _, r := range rs {
+			ev(r.at)
+			ev(r.rp)
+		}
+	}
+	// Observations in (thread, step) order: per thread, in program order.
+	byThread := make([][]int32, len(s.form.Threads))
+	for i, e := range s.trace {
+		byThread[e.Thread] = append(byThread[e.Thread], int32(i))
+	}
+	for _, evs := range byThread {
+		for _, i := range evs {
+			put(s.observed[i])
+		}
+	}
+	return string(b)
 }
 
 // Form is the normal form the state's events refer to.

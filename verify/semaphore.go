@@ -26,7 +26,8 @@ import (
 // A *pool* semaphore (several threads acquire it) qualifies when every
 // thread's operations on it alternate acquire n, release n (the same n),
 // with no wait, barrier await or acquire between an acquire and its
-// release, and the initial tokens cover every single acquire. In a stuck
+// release, the initial tokens cover every single acquire, and no step on it
+// is cta-scoped (dropping one would hide its race.scope). In a stuck
 // state no thread holds its tokens then (a holder's next operations cannot
 // block), so no acquire of it is stuck. Dropping its steps (they become cta
 // fences, which order nothing) gives a program with more executions and
@@ -139,12 +140,16 @@ func semaphoreModes(p *schedule.Program) []semaphoreMode {
 	for s := range single {
 		single[s] = true
 	}
+	narrow := make([]bool, n) // some operation on it is cta-scoped
 	for i := range p.Tasks {
 		th := thread(i)
 		t := &p.Tasks[i]
 		for _, list := range [2][]schedule.Step{t.Before, t.After} {
 			for _, s := range list {
 				h, held := holding[th]
+				if (s.Kind == schedule.Acquire || s.Kind == schedule.Release) && s.Scope == schedule.ScopeCTA {
+					narrow[s.Object] = true
+				}
 				switch s.Kind {
 				case schedule.Acquire:
 					if acquirer[s.Object] == -1 {
@@ -182,7 +187,8 @@ func semaphoreModes(p *schedule.Program) []semaphoreMode {
 		switch {
 		case single[s]:
 			modes[s] = semCounter
-		case pool[s] && p.Semaphores[s].Tokens >= maxN[s]:
+		case pool[s] && !narrow[s] && p.Semaphores[s].Tokens >= maxN[s]:
+			// (Dropping a cta-scoped step would hide its race.scope.)
 			modes[s] = semPool
 		}
 	}
