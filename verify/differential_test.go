@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/megaproof/megaproof/internal/brute"
 	"github.com/megaproof/megaproof/internal/defcheck"
 	"github.com/megaproof/megaproof/internal/progen"
 	"github.com/megaproof/megaproof/schedule"
@@ -23,6 +24,9 @@ import (
 var diffPrograms = flag.Int("differential.programs", 10000, "fixed-seed programs TestDifferential checks (rapid adds -rapid.checks more)")
 
 const diffMaxStates = 200000
+
+// diffBruteStates bounds the brute-force oracle's states per program.
+const diffBruteStates = 2000
 
 // explorerFamilies runs the explorer and returns its families, or ok=false
 // when the budget ran out.
@@ -67,6 +71,19 @@ func disagreement(p *schedule.Program, tally map[string]int) (string, error) {
 		}
 		if err := schedule.CheckWitness(p, f.Code, f.Tasks, f.Trace); err != nil && f.Trace != nil {
 			return fmt.Sprintf("explorer witness of %s %v does not replay: %v", f.Code, f.Tasks, err), nil
+		}
+	}
+	bf, err := brute.Families(p, brute.Config{MaxStates: diffBruteStates})
+	switch {
+	case errors.Is(err, brute.ErrBudget):
+	case err != nil:
+		return "", err
+	case !slices.Equal(got, bf):
+		return fmt.Sprintf("verify %v, brute-force enumeration %v", got, bf), nil
+	default:
+		tally["brute compared"]++
+		if len(p.Semaphores) > 0 {
+			tally["semaphore programs, brute compared"]++
 		}
 	}
 	def, err := defcheck.Families(p)
