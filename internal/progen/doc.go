@@ -12,7 +12,10 @@
 // first task of some workers with the right or a wrong number of parties,
 // semaphores used as acquire/release pairs or one-sided, and tasks pinned
 // to workers or dynamic, with waits, signals, fences, relaxed orders and
-// cta/gpu/sys scopes.
+// cta/gpu/sys scopes. With [Options].Blocking some dynamic tasks also get
+// steps that block after their guard (a sync on a barrier the dynamic
+// tasks share, with the right or one too many parties, or a wait after the
+// body), so that they hold the worker that claims them.
 //
 // Thresholds are resolved after drawing so that most are reachable: a wait
 // mostly asks for every signal that tasks earlier in the list add to its
@@ -22,7 +25,8 @@
 // every list is a rapid slice, so failing cases shrink to small readable
 // programs. Every generated program passes [schedule.Program.Validate].
 //
-// [Small] sizes programs for the explorer (up to 6 threads of 8 steps);
+// [Small] sizes programs for the explorer (up to 6 threads of 8 steps,
+// every feature on);
 // [Medium] for fast-versus-slow checker comparisons (up to about 200
 // tasks, no semaphores).
 package progen

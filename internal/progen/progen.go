@@ -2,6 +2,7 @@ package progen
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/megaproof/megaproof/schedule"
 	"pgregory.net/rapid"
@@ -20,6 +21,12 @@ type Options struct {
 	// (non-cooperative launches with small capacity, and cooperative ones
 	// beyond it) switch parts of the model on.
 	Semaphores, Barriers, Relaxed, Scopes, Dynamic, Aliasing, Residency bool
+	// Blocking gives some dynamic tasks steps that block after their
+	// guard, so that they hold the worker that claims them: a barrier
+	// sync shared by several dynamic tasks, or a wait after the body. It
+	// draws after everything else, so a program drawn with it differs from
+	// the one drawn without it only by those steps.
+	Blocking bool
 	// MaxTasks bounds the tasks of a program.
 	MaxTasks int
 }
@@ -28,7 +35,7 @@ type Options struct {
 // steps with every feature on.
 func Small() Options {
 	return Options{MaxThreads: 6, MaxSteps: 8, Semaphores: true, Barriers: true, Relaxed: true,
-		Scopes: true, Dynamic: true, Aliasing: true, Residency: true, MaxTasks: 12}
+		Scopes: true, Dynamic: true, Aliasing: true, Residency: true, Blocking: true, MaxTasks: 12}
 }
 
 // Medium returns options for programs of up to about 200 tasks without
@@ -266,7 +273,7 @@ func draw(t *rapid.T, o Options) *schedule.Program {
 		}
 		bars = append(bars, b)
 	}
-	return assemble(o, launch, nArenas, bufs, counters, sems, tasks, oob, fillOutputs, func(w int) (int, bool) {
+	p := assemble(o, launch, nArenas, bufs, counters, sems, tasks, oob, fillOutputs, func(w int) (int, bool) {
 		// Which barrier the first task of worker w syncs on, and its parties.
 		for i, b := range bars {
 			if w < 64 && b.mask&(1<<w) != 0 {
@@ -277,6 +284,83 @@ func draw(t *rapid.T, o Options) *schedule.Program {
 	}, func(i int, participants int) int {
 		return max(1, participants+bars[i].wrong)
 	}, len(bars))
+	if o.Blocking && o.Dynamic {
+		block(t, o, p)
+	}
+	return p
+}
+
+// blockSpec is one blocking step given to a dynamic task.
+type blockSpec struct {
+	task  int  // which dynamic task, modulo their number
+	sync  bool // a sync on the dynamic tasks' barrier, else a wait after the body
+	ctr   int  // the wait's counter, modulo the counters
+	q     uint64
+	wrong bool // the barrier gets one party too many
+	scope schedule.Scope
+}
+
+// block gives some dynamic tasks of p steps that block after their guard:
+// a sync on one barrier shared by the tasks that sync it (as many parties
+// as syncs, or one more), or a wait after the body for part or all of its
+// counter's signals. Steps beyond o.MaxSteps are dropped.
+func block(t *rapid.T, o Options, p *schedule.Program) {
+	specs := rapid.SliceOfN(rapid.Custom(func(t *rapid.T) blockSpec {
+		b := blockSpec{task: rapid.IntRange(0, 11).Draw(t, "block-task")}
+		b.sync = percent(t, "block-kind") < 50
+		b.ctr = rapid.IntRange(0, 2).Draw(t, "block-ctr")
+		b.q = uint64(rapid.IntRange(0, 7).Draw(t, "block-q"))
+		b.wrong = percent(t, "block-wrong") >= 80
+		b.scope = scope(t, o, "block-scope")
+		return b
+	}), 0, 3).Draw(t, "blocking")
+	var dyn []int
+	for i := range p.Tasks {
+		if !p.Tasks[i].Pinned() {
+			dyn = append(dyn, i)
+		}
+	}
+	if len(dyn) == 0 || len(specs) == 0 {
+		return
+	}
+	total := make([]uint64, len(p.Counters))
+	for c, k := range p.Counters {
+		total[c] = k.Init
+	}
+	for i := range p.Tasks {
+		for _, s := range p.Tasks[i].After {
+			if s.Kind == schedule.Signal {
+				total[s.Object] += s.Value
+			}
+		}
+	}
+	syncs, wrong := 0, false
+	bar := int32(len(p.Barriers))
+	for _, b := range specs {
+		tk := &p.Tasks[dyn[b.task%len(dyn)]]
+		if b.sync {
+			if opCount(tk)+2 > o.MaxSteps || slices.ContainsFunc(tk.Before, func(s schedule.Step) bool { return s.Kind == schedule.Sync && s.Object == bar }) {
+				continue
+			}
+			tk.Before = append(tk.Before, schedule.Step{Kind: schedule.Sync, Object: bar})
+			syncs++
+			wrong = wrong || b.wrong
+			continue
+		}
+		c := b.ctr % len(p.Counters)
+		if opCount(tk)+1 > o.MaxSteps || total[c] == 0 {
+			continue
+		}
+		k := min(1+b.q%total[c], p.Counters[c].Max())
+		tk.After = append(tk.After, schedule.Step{Kind: schedule.Wait, Object: int32(c), Value: k, Scope: b.scope})
+	}
+	if syncs > 0 {
+		parties := syncs
+		if wrong {
+			parties++
+		}
+		p.Barriers = append(p.Barriers, schedule.Barrier{Name: fmt.Sprintf("bar%d", bar), Parties: parties})
+	}
 }
 
 // assemble turns the drawn specs into a valid program within o's limits.

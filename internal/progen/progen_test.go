@@ -55,6 +55,19 @@ func TestCoverage(t *testing.T) {
 		for _, tk := range p.Tasks {
 			if !tk.Pinned() {
 				seen["dynamic"]++
+				if !p.Launch.Cooperative {
+					seen["non-cooperative dynamic"]++
+				}
+				for _, s := range tk.Before {
+					if s.Kind == schedule.Sync {
+						seen["dynamic sync"]++
+					}
+				}
+				for _, s := range tk.After {
+					if s.Kind == schedule.Wait {
+						seen["dynamic wait after"]++
+					}
+				}
 			}
 			for _, a := range append(tk.Reads, tk.Writes...) {
 				if a.Rows > 1 {
@@ -72,7 +85,8 @@ func TestCoverage(t *testing.T) {
 			}
 		}
 	}
-	for _, k := range []string{"non-cooperative", "arena", "barrier", "dynamic", "tile", "wait", "signal", "sync", "acquire", "release", "fence", "relaxed", "scope cta", "scope sys"} {
+	for _, k := range []string{"non-cooperative", "arena", "barrier", "dynamic", "tile", "wait", "signal", "sync", "acquire", "release", "fence", "relaxed", "scope cta", "scope sys",
+		"non-cooperative dynamic", "dynamic sync", "dynamic wait after"} {
 		if seen[k] == 0 {
 			t.Errorf("500 Small programs have no %s", k)
 		}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 	"testing"
 
 	"github.com/megaproof/megaproof/internal/progen"
@@ -257,7 +258,7 @@ func dynamic(r *Result) []string {
 }
 
 var tiny = progen.Options{MaxThreads: 3, MaxSteps: 5, MaxTasks: 5, Semaphores: true, Barriers: true,
-	Relaxed: true, Scopes: true, Dynamic: true, Aliasing: true, Residency: true}
+	Relaxed: true, Scopes: true, Dynamic: true, Aliasing: true, Residency: true, Blocking: true}
 
 // TestAgainstBruteForce compares the explorer (reduced, hashed, own
 // clocks) with a plain enumeration of every interleaving judged by
@@ -268,6 +269,7 @@ var tiny = progen.Options{MaxThreads: 3, MaxSteps: 5, MaxTasks: 5, Semaphores: t
 // under -short).
 func TestAgainstBruteForce(t *testing.T) {
 	drawn, compared := 0, 0
+	tally := map[string]int{}
 	rapid.Check(t, func(t *rapid.T) {
 		p := progen.Program(tiny).Draw(t, "p")
 		drawn++
@@ -288,7 +290,12 @@ func TestAgainstBruteForce(t *testing.T) {
 		if got := dynamic(r); !slices.Equal(got, want) {
 			t.Fatalf("explorer %v\nbrute force %v", got, want)
 		}
+		for _, f := range want {
+			code, _, _ := strings.Cut(f, "[")
+			tally[code]++
+		}
 	})
+	t.Logf("%d of %d programs compared; findings by code: %v", compared, drawn, tally)
 	if drawn == 0 || 2*compared < drawn {
 		t.Errorf("only %d of %d programs were small enough to compare; want at least half", compared, drawn)
 	}
