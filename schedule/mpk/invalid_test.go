@@ -62,7 +62,7 @@ func TestInvalid(t *testing.T) {
 		{name: "task triggers the launch event", file: ex1, edit: set([]any{"all_tasks", 6, "trigger_event"}, 1), code: schedule.CodeValue, path: "$.all_tasks[6].trigger_event"},
 		{name: "eight inputs", file: ex1, edit: func(d map[string]any) {
 			in := at(d, "all_tasks", 2, "inputs").([]any)
-			obj(d, "all_tasks", 2)["inputs"] = append(append(append(append(in, in...), in...), in...))
+			obj(d, "all_tasks", 2)["inputs"] = append(append(append(in, in...), in...), in...)
 		}, code: schedule.CodeLimit, path: "$.all_tasks[2].inputs"},
 		{name: "4-bit data type", file: ex1, edit: set([]any{"all_tasks", 2, "inputs", 1, "data_type"}, 920), code: schedule.CodeValue, path: "$.all_tasks[2].inputs[1].data_type", msg: "4-bit"},
 		{name: "unknown data type", file: ex1, edit: set([]any{"all_tasks", 2, "inputs", 1, "data_type"}, 942), code: schedule.CodeValue, path: "$.all_tasks[2].inputs[1].data_type"},

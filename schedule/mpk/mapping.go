@@ -56,7 +56,7 @@ type mapper struct {
 	name   []byte
 }
 
-// Counters beyond the events, by name.
+// counter declares a counter beyond the events.
 func (m *mapper) counter(name string, init uint64, width uint8) int32 {
 	m.p.Counters = append(m.p.Counters, schedule.Counter{Name: name, Init: init, Width: width})
 	return int32(len(m.p.Counters) - 1)
