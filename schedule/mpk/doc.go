@@ -164,7 +164,9 @@
 // scheduler's prepare_next_batch, paged KV through runtime indices, MoE
 // routing), synchronization inside task bodies (mbarriers, TMA, and the
 // async proxy, which the runtime does not fence), and data-dependent
-// tiles (the declared tile is taken as the footprint). Multi-GPU graphs
+// tiles (the declared tile is taken as the footprint). Writes are plain
+// writes: two unordered tasks writing the same bytes race even if their
+// kernels accumulate atomically. Multi-GPU graphs
 // are refused: an event id carrying the NVSHMEM tag or owned by another
 // GPU than the file's (the owner of BEGIN's trigger), and the NVSHMEM
 // collectives (task types 301, 302 and the range 300-349) and the legacy
