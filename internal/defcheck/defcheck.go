@@ -5,7 +5,32 @@
 // every order in which tainted releases may reach their objects.
 //
 // It decides programs without semaphores, at sizes where one run per
-// conflicting pair is affordable (hundreds of tasks).
+// conflicting pair is affordable (hundreds of tasks), whose dynamic tasks
+// always find a free worker (see [ErrDispatch]).
+//
+// # Dispatch and residency
+//
+// The runs apply docs/SEMANTICS.md's residency (workers start in index
+// order as others exit; a worker exits once its thread has finished and
+// every dynamic task has ended) and its claim rule in the form it takes
+// when a worker is always free: a dynamic task's first operation runs only
+// once every wait of its guard holds. Both only ever enable more
+// operations as others run (counters grow, finished workers stay
+// finished), so the system stays persistent and every maximal run reaches
+// the same final state: one greedy run, or one withhold-run, answers each
+// question. A stuck final state is a deadlock when the unbounded launch
+// (every worker resident, no claim rule) also gets stuck, and occupancy
+// otherwise.
+//
+// # Scope races
+//
+// race.scope is decided by its definition: for every pair of operations
+// of different threads on one counter, one a signal, one cta-scoped, some
+// execution reaches both with neither happening before the other's
+// reaching. Happens-before is tracked as two colors of taint (what the
+// first operation happens before, what the second does) and every order
+// in which tainted releases of either color may reach their objects is
+// tried, running everything else eagerly in between, as for data races.
 package defcheck
 
 import (
@@ -19,6 +44,14 @@ import (
 
 // ErrSemaphores is returned for programs with semaphores.
 var ErrSemaphores = errors.New("defcheck: programs with semaphores are out of scope")
+
+// ErrDispatch is returned for programs whose dynamic tasks may find no free
+// worker: some dynamic task is not simple (it waits, awaits or acquires
+// after its guard, or acquires in it) and the non-simple ones are not fewer
+// than the workers with an empty queue that are resident while dynamic
+// tasks remain. Claims then compete for workers, which withhold-runs cannot
+// decide.
+var ErrDispatch = errors.New("defcheck: dynamic tasks that may find no free worker are out of scope")
 
 // ErrBudget is returned when a happens-before question needed more
 // branches than the budget allows, or a coverage question more pieces.
@@ -34,6 +67,9 @@ func Families(p *schedule.Program) ([]string, error) {
 				return nil, ErrSemaphores
 			}
 		}
+	}
+	if !c.prepare() {
+		return nil, ErrDispatch
 	}
 	fam := map[string]bool{}
 	if err := c.check(fam); err != nil {
@@ -53,6 +89,45 @@ type checker struct {
 	runs  map[[2]int][]int // (thread, frozen step) -> positions of its maximal run
 	multi map[string][]int // several threads frozen -> positions
 	sync  uint8            // 0 unknown, 1 synchronizing, 2 not
+	guard []int            // per dynamic thread: length of its guard (its leading waits)
+	dyn   int              // dynamic threads
+	// unbounded drops the claim rule: the unbounded launch's runs.
+	unbounded bool
+}
+
+// prepare finds each dynamic task's guard and reports whether the program
+// is in the checker's fragment: every dynamic task simple, or the
+// non-simple ones fewer than the empty workers resident while dynamic
+// tasks remain (they are free for a claim until every dynamic task has
+// ended, so F - H >= 1 always, and R - H >= 1 too).
+func (c *checker) prepare() bool {
+	c.guard = make([]int, len(c.f.Threads))
+	nonSimple := 0
+	for t := c.f.Workers; t < len(c.f.Threads); t++ {
+		c.dyn++
+		ops := c.f.Threads[t].Ops
+		g := 0
+		for g < len(ops) && ops[g].Kind == schedule.OpWait {
+			g++
+		}
+		c.guard[t] = g
+		for _, op := range ops[g:] {
+			if op.Kind == schedule.OpWait || op.Kind == schedule.OpAwait {
+				nonSimple++
+				break
+			}
+		}
+	}
+	if nonSimple == 0 {
+		return true
+	}
+	empty := 0
+	for w := 0; w < min(c.f.Workers, c.capacity()); w++ {
+		if len(c.f.Threads[w].Ops) == 0 {
+			empty++
+		}
+	}
+	return nonSimple < empty
 }
 
 // shareArena reports whether one task writes an arena the other writes or
@@ -77,12 +152,13 @@ type state struct {
 	val      []uint64 // counters
 	arr      []uint64 // barrier arrivals
 	started  int
-	finished int
+	finished int  // started workers whose thread has finished
+	dynLeft  int  // dynamic tasks not ended
 	wrapped  bool // some counter went past 2^64-1
 }
 
 func (c *checker) initial() *state {
-	s := &state{pos: make([]int, len(c.f.Threads)), val: make([]uint64, len(c.p.Counters)), arr: make([]uint64, len(c.p.Barriers))}
+	s := &state{pos: make([]int, len(c.f.Threads)), val: make([]uint64, len(c.p.Counters)), arr: make([]uint64, len(c.p.Barriers)), dynLeft: c.dyn}
 	for i, k := range c.p.Counters {
 		s.val[i] = k.Init
 	}
@@ -97,10 +173,20 @@ func (c *checker) capacity() int {
 	return c.p.Launch.Capacity()
 }
 
+// startWorkers starts workers in index order while fewer than capacity
+// started ones have not exited; none exits before every dynamic task has
+// ended.
 func (c *checker) startWorkers(s *state, capacity int) {
-	for s.started < c.f.Workers && s.started-s.finished < capacity {
+	exited := 0
+	if s.dynLeft == 0 {
+		exited = s.finished
+	}
+	for s.started < c.f.Workers && s.started-exited < capacity {
 		if len(c.f.Threads[s.started].Ops) == 0 {
 			s.finished++
+			if s.dynLeft == 0 {
+				exited++
+			}
 		}
 		s.started++
 	}
@@ -110,6 +196,14 @@ func (c *checker) enabled(s *state, t int) bool {
 	th := c.f.Threads[t]
 	if s.pos[t] >= len(th.Ops) || (t < c.f.Workers && t >= s.started) {
 		return false
+	}
+	if t >= c.f.Workers && s.pos[t] == 0 && !c.unbounded {
+		// The claim: every wait of the guard holds.
+		for _, op := range th.Ops[:c.guard[t]] {
+			if s.val[op.Object] < op.Value {
+				return false
+			}
+		}
 	}
 	op := th.Ops[s.pos[t]]
 	switch op.Kind {
@@ -134,10 +228,15 @@ func (c *checker) exec(s *state, t int, capacity int) {
 		s.arr[op.Object]++
 	}
 	s.pos[t]++
-	if t < c.f.Workers && s.pos[t] == len(c.f.Threads[t].Ops) {
-		s.finished++
-		c.startWorkers(s, capacity)
+	if s.pos[t] < len(c.f.Threads[t].Ops) {
+		return
 	}
+	if t < c.f.Workers {
+		s.finished++
+	} else {
+		s.dynLeft--
+	}
+	c.startWorkers(s, capacity)
 }
 
 // fixpoint runs every enabled step of unfrozen threads (frozen[t] = step
@@ -230,9 +329,11 @@ func (c *checker) check(fam map[string]bool) error {
 		}
 	}
 	if c.unfinished(s) {
+		c.unbounded = true
 		all := c.initial()
 		c.startWorkers(all, c.f.Workers)
 		c.fixpoint(all, nil, c.f.Workers)
+		c.unbounded = false
 		if c.unfinished(all) {
 			fam["deadlock"] = true
 		} else {
@@ -277,6 +378,15 @@ func (c *checker) check(fam map[string]bool) error {
 			}
 		}
 	}
+	if !fam["race"] {
+		race, err := c.scopeRaces(s)
+		if err != nil {
+			return err
+		}
+		if race {
+			fam["race"] = true
+		}
+	}
 	for r := range p.Tasks {
 		if !ran(r) {
 			continue
@@ -300,6 +410,13 @@ func (c *checker) check(fam map[string]bool) error {
 // among them, and every add a wait among them observed synchronized with it,
 // so it is among them too). So a target can begin with no source happening
 // before it exactly when it can begin with every source withheld.
+//
+// The claim rule keeps this: a dynamic thread whose whole guard is among
+// those steps claimed with every wait of the guard satisfied by releases
+// before the claim, which its own guard waits (later) synchronize with, so
+// those releases are among the steps too and the guard holds at the claim
+// there as well; a dynamic thread cut inside its guard only loses waits,
+// which change nothing for the others, and is dropped from the execution.
 func (c *checker) synchronizing() bool {
 	if c.sync == 0 {
 		c.sync = 2
@@ -442,14 +559,38 @@ func (c *checker) canBeClean(sources []int, target int, thread, begin []int) (bo
 	if c.synchronizing() {
 		return c.reachableWithout(sources, target, thread, begin), nil
 	}
-	budget := 4096
-	g := &taintState{state: c.initial(), tainted: make([]bool, len(c.f.Threads)), pend: make([]bool, len(c.f.Threads)), poisoned: map[int]bool{}, lastFence: make([]int, len(c.f.Threads))}
-	for i := range g.lastFence {
-		g.lastFence[i] = -1
-	}
 	isSource := map[int]bool{}
 	for _, s := range sources {
 		isSource[s] = true
+	}
+	seed := func(t, i int) uint8 {
+		if op := c.f.Threads[t].Ops[i]; op.Kind == schedule.OpBegin && isSource[int(op.Task)] {
+			return 1
+		}
+		return 0
+	}
+	tt, tb := thread[target], begin[target]
+	return c.poisonSearch(seed, func(g *taintState) (bool, bool) {
+		if g.pos[tt] > tb {
+			return true, g.taintedAt[[2]int{tt, tb}] == 0
+		}
+		return false, false
+	})
+}
+
+// poisonSearch tries every order in which objects can receive tainted
+// releases (a release of color k poisons its object with k), running
+// everything else eagerly in between. seed gives the colors an operation
+// starts (it and its thread's later operations happen after a source).
+// After each eager run, decide says whether the branch is decided and, if
+// so, whether it found the execution asked for; an undecided branch that
+// holds no release fails.
+func (c *checker) poisonSearch(seed func(t, i int) uint8, decide func(*taintState) (done, ok bool)) (bool, error) {
+	budget := 4096
+	n := len(c.f.Threads)
+	g := &taintState{state: c.initial(), tainted: make([]uint8, n), pend: make([]uint8, n), poisoned: map[int]uint8{}, lastFence: make([]int, n), taintedAt: map[[2]int]uint8{}}
+	for i := range g.lastFence {
+		g.lastFence[i] = -1
 	}
 	var try func(g *taintState) (bool, error)
 	try = func(g *taintState) (bool, error) {
@@ -457,18 +598,13 @@ func (c *checker) canBeClean(sources []int, target int, thread, begin []int) (bo
 		if budget < 0 {
 			return false, ErrBudget
 		}
-		held := c.eager(g, isSource)
-		if g.pos[thread[target]] > begin[target] {
-			return !g.taintedBegin[target], nil
+		held := c.eager(g, seed)
+		if done, ok := decide(g); done {
+			return ok, nil
 		}
-		var objs []int
-		for o := range held {
-			objs = append(objs, o)
-		}
-		slices.Sort(objs)
-		for _, o := range objs {
+		for _, h := range held {
 			n := g.clone()
-			n.poisoned[o] = true
+			n.poisoned[h[0]] |= uint8(h[1])
 			ok, err := try(n)
 			if ok || err != nil {
 				return ok, err
@@ -481,12 +617,11 @@ func (c *checker) canBeClean(sources []int, target int, thread, begin []int) (bo
 
 type taintState struct {
 	*state
-	tainted      []bool // thread tainted from its current position on
-	pend         []bool // a relaxed wait observed a poisoned object
-	poisoned     map[int]bool
-	lastFence    []int // step of the latest cross-worker fence, or -1
-	taintedAt    map[[2]int]bool
-	taintedBegin map[int]bool // per task: whether its Begin ran tainted
+	tainted   []uint8 // per thread: colors of the sources before its current position
+	pend      []uint8 // per thread: colors its relaxed waits observed, for its next fence
+	poisoned  map[int]uint8
+	lastFence []int            // step of the latest cross-worker fence, or -1
+	taintedAt map[[2]int]uint8 // per executed (thread, step): its colors
 }
 
 func (g *taintState) clone() *taintState {
@@ -494,80 +629,66 @@ func (g *taintState) clone() *taintState {
 	s.pos = slices.Clone(g.pos)
 	s.val = slices.Clone(g.val)
 	s.arr = slices.Clone(g.arr)
-	n := &taintState{state: &s, tainted: slices.Clone(g.tainted), pend: slices.Clone(g.pend), poisoned: map[int]bool{}, lastFence: slices.Clone(g.lastFence), taintedAt: map[[2]int]bool{}, taintedBegin: map[int]bool{}}
+	n := &taintState{state: &s, tainted: slices.Clone(g.tainted), pend: slices.Clone(g.pend), poisoned: map[int]uint8{}, lastFence: slices.Clone(g.lastFence), taintedAt: map[[2]int]uint8{}}
 	for k, v := range g.poisoned {
 		n.poisoned[k] = v
 	}
 	for k, v := range g.taintedAt {
 		n.taintedAt[k] = v
 	}
-	for k, v := range g.taintedBegin {
-		n.taintedBegin[k] = v
-	}
 	return n
 }
 
-// eager runs everything it can except releases whose release point is
-// tainted on objects not yet poisoned, and returns those objects.
-// Object ids: counters as is, barriers offset by the counter count.
-func (c *checker) eager(g *taintState, isSource map[int]bool) map[int]bool {
-	if g.taintedAt == nil {
-		g.taintedAt = map[[2]int]bool{}
-		g.taintedBegin = map[int]bool{}
-	}
+// eager runs everything it can except releases whose release point carries
+// a color their object has not received, and returns those releases'
+// (object, colors), sorted and without repeats. Object ids: counters as
+// is, barriers offset by the counter count.
+func (c *checker) eager(g *taintState, seed func(t, i int) uint8) [][2]int {
 	nc := len(c.p.Counters)
 	for {
-		held := map[int]bool{}
+		var held [][2]int
 		moved := false
 		for t, th := range c.f.Threads {
 			for c.enabled(g.state, t) {
 				i := g.pos[t]
 				op := th.Ops[i]
+				g.tainted[t] |= seed(t, i)
 				obj := -1
-				releasing, rpTainted := false, false
+				releasing, rp := false, uint8(0)
 				switch op.Kind {
 				case schedule.OpSignal:
 					obj = int(op.Object)
 					if op.Scope.CrossWorker() {
 						if !op.Relaxed {
-							releasing, rpTainted = true, g.tainted[t]
+							releasing, rp = true, g.tainted[t]
 						} else if g.lastFence[t] >= 0 {
-							releasing, rpTainted = true, g.taintedAt[[2]int{t, g.lastFence[t]}]
+							releasing, rp = true, g.taintedAt[[2]int{t, g.lastFence[t]}]
 						}
 					}
 				case schedule.OpArrive:
 					obj = nc + int(op.Object)
-					releasing, rpTainted = true, g.tainted[t]
+					releasing, rp = true, g.tainted[t]
 				}
-				if releasing && rpTainted && !g.poisoned[obj] {
-					held[obj] = true
+				if releasing && rp&^g.poisoned[obj] != 0 {
+					held = append(held, [2]int{obj, int(rp)})
 					break
 				}
 				switch op.Kind {
 				case schedule.OpWait:
-					if op.Scope.CrossWorker() && g.poisoned[int(op.Object)] {
+					if op.Scope.CrossWorker() {
 						if !op.Relaxed {
-							g.tainted[t] = true
+							g.tainted[t] |= g.poisoned[int(op.Object)]
 						} else {
-							g.pend[t] = true
+							g.pend[t] |= g.poisoned[int(op.Object)]
 						}
 					}
 				case schedule.OpAwait:
-					if g.poisoned[nc+int(op.Object)] {
-						g.tainted[t] = true
-					}
+					g.tainted[t] |= g.poisoned[nc+int(op.Object)]
 				case schedule.OpFence:
 					if op.Scope.CrossWorker() {
-						if g.pend[t] {
-							g.tainted[t] = true
-						}
+						g.tainted[t] |= g.pend[t]
 						g.lastFence[t] = i
 					}
-				case schedule.OpBegin:
-					if isSource[int(op.Task)] {
-						g.tainted[t] = true
-					}
-					g.taintedBegin[int(op.Task)] = g.tainted[t]
 				}
 				g.taintedAt[[2]int{t, i}] = g.tainted[t]
 				c.exec(g.state, t, c.capacity())
@@ -575,9 +696,95 @@ func (c *checker) eager(g *taintState, isSource map[int]bool) map[int]bool {
 			}
 		}
 		if !moved {
-			return held
+			slices.SortFunc(held, func(x, y [2]int) int {
+				if x[0] != y[0] {
+					return x[0] - y[0]
+				}
+				return x[1] - y[1]
+			})
+			return slices.Compact(held)
 		}
 	}
+}
+
+// scopeRaces reports whether some pair of operations of different threads
+// on one counter, one a signal and one cta-scoped, can race (see
+// scopeRace). final is the maximal run's state: an operation it does not
+// reach is never reached.
+func (c *checker) scopeRaces(final *state) (bool, error) {
+	type use struct{ t, i int }
+	var uses [][]use
+	uses = make([][]use, len(c.p.Counters))
+	for t, th := range c.f.Threads {
+		for i, op := range th.Ops {
+			if op.Kind == schedule.OpWait || op.Kind == schedule.OpSignal {
+				uses[op.Object] = append(uses[op.Object], use{t, i})
+			}
+		}
+	}
+	for _, us := range uses {
+		for k, x := range us {
+			ox := c.f.Threads[x.t].Ops[x.i]
+			for _, y := range us[k+1:] {
+				oy := c.f.Threads[y.t].Ops[y.i]
+				if x.t == y.t || ox.Kind != schedule.OpSignal && oy.Kind != schedule.OpSignal || ox.Scope != schedule.ScopeCTA && oy.Scope != schedule.ScopeCTA {
+					continue
+				}
+				if !c.reached(final, x.t, x.i) || !c.reached(final, y.t, y.i) {
+					continue
+				}
+				race, err := c.scopeRace(x.t, x.i, y.t, y.i)
+				if err != nil || race {
+					return race, err
+				}
+			}
+		}
+	}
+	return false, nil
+}
+
+// reached reports whether operation i of thread t is reached in s: it has
+// executed, or it is the next operation of a running thread (a started
+// worker, or a dynamic task whose first operation, its claim, has run).
+func (c *checker) reached(s *state, t, i int) bool {
+	switch {
+	case s.pos[t] > i:
+		return true
+	case s.pos[t] < i:
+		return false
+	case t < c.f.Workers:
+		return t < s.started
+	}
+	return i > 0
+}
+
+// scopeRace decides whether some execution reaches operation ix of thread
+// u and operation iy of thread v with neither happening before the other's
+// reaching: with x's successors tainted one color and y's another, whether
+// both get reached with the step before y (if any) free of x's color and
+// the step before x free of y's.
+func (c *checker) scopeRace(u, ix, v, iy int) (bool, error) {
+	seed := func(t, i int) uint8 {
+		switch {
+		case t == u && i == ix:
+			return 1
+		case t == v && i == iy:
+			return 2
+		}
+		return 0
+	}
+	return c.poisonSearch(seed, func(g *taintState) (bool, bool) {
+		if iy > 0 && g.pos[v] >= iy && g.taintedAt[[2]int{v, iy - 1}]&1 != 0 {
+			return true, false // x happens before y's predecessor
+		}
+		if ix > 0 && g.pos[u] >= ix && g.taintedAt[[2]int{u, ix - 1}]&2 != 0 {
+			return true, false
+		}
+		if c.reached(g.state, u, ix) && c.reached(g.state, v, iy) {
+			return true, true
+		}
+		return false, false
+	})
 }
 
 // String describes the checker, for test logs.

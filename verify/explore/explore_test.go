@@ -545,11 +545,13 @@ func TestTooLarge(t *testing.T) {
 
 // dispatch programs: the runner's dynamic dispatch on the launch's workers
 // and scope races, each with the twin the runner runs fine.
-var dispatchCases = []struct {
+type dispatchCase struct {
 	name, reason string
 	want         []string
 	prog         func() *schedule.Program
-}{
+}
+
+var dispatchCases = []dispatchCase{
 	{"cta-wait-across-workers", "a cta-scoped spin on a counter another worker signals", []string{"race.scope[0 1]"},
 		func() *schedule.Program {
 			b := schedule.NewBuilder("cta-wait-across-workers", coop2)
@@ -634,6 +636,10 @@ var dispatchCases = []struct {
 			b.Task("producer").Write(x, 0, 8).Signal(c, 1)
 			return must(b)
 		}},
+	{"guard-order", "the claim waits for the whole guard, so the reader's first wait sees the writer's release", nil,
+		func() *schedule.Program { return guardOrder(false) }},
+	{"guard-order-pinned", "pinned, the reader's first wait can pass on c's initial value", []string{"race.unsynchronized[0 1]"},
+		func() *schedule.Program { return guardOrder(true) }},
 	{"blocking-helper", "a task that waits after its body cannot run on the only worker, which spins", []string{"occupancy[0 1]"},
 		func() *schedule.Program {
 			b := schedule.NewBuilder("blocking", schedule.Launch{SMs: 1, PerSM: 1, Workers: 1, Cooperative: true})
@@ -645,6 +651,22 @@ var dispatchCases = []struct {
 			p.Tasks[1].After = append(p.Tasks[1].After, schedule.Step{Kind: schedule.Wait, Object: int32(d), Value: 1})
 			return p
 		}},
+}
+
+// guardOrder: a reader's guard waits for c (already 1) and then, relaxed,
+// for d, which the writer signals after its release of c. A dynamic reader
+// is claimed only once d >= 1, so its wait on c comes after the release.
+func guardOrder(pinned bool) *schedule.Program {
+	b := schedule.NewBuilder("guard-order", coop2)
+	c := b.CounterInit("c", 1, 32)
+	d := b.Counter("d")
+	x := b.Buffer("x", schedule.KindState, 8)
+	b.Task("writer").On(0).Write(x, 0, 8).Signal(c, 1).Signal(d, 1)
+	r := b.Task("reader").Wait(c, 1).Wait(d, 1, schedule.Relaxed()).Read(x, 0, 8)
+	if pinned {
+		r.On(1)
+	}
+	return must(b)
 }
 
 func must(b *schedule.Builder) *schedule.Program {
@@ -693,7 +715,7 @@ func TestOccupancyMessage(t *testing.T) {
 	if len(r.Findings) != 1 || !strings.Contains(r.Findings[0].Message, "no worker is free") || !strings.Contains(r.Findings[0].Message, "3 co-resident workers avoid it") {
 		t.Errorf("findings %+v", r.Findings)
 	}
-	r = explore(t, dispatchCases[9].prog())
+	r = explore(t, dispatchCases[slices.IndexFunc(dispatchCases, func(c dispatchCase) bool { return c.name == "exit-rule" })].prog())
 	if len(r.Findings) != 1 || !strings.Contains(r.Findings[0].Message, "workers 1..1 cannot start") || !strings.Contains(r.Findings[0].Message, "2 co-resident workers avoid it") {
 		t.Errorf("findings %+v", r.Findings)
 	}
