@@ -65,14 +65,38 @@
 //
 // # Bodies
 //
-// Task.Op names one of [Ops]; each reads its byte footprint and writes its
-// own. "mix" writes a hash of exactly the bytes it read, so a stale or torn
-// read changes the output. Inputs, weights and state start with a
-// deterministic pattern per buffer; scratch and output bytes start as
-// Options.Poison. Options.Body runs every body as one operation instead
-// of Task.Op ("mix" or the address-keyed "mixat"), so programs with ops
-// the runner does not know, such as the corpus seeds, execute with their
-// real footprints; [ReferenceWith] is the matching CPU reference.
+// Task.Op names one of [Ops] (byte operations) or [NumericOps] (the
+// numeric operations of a Llama decode step). Byte operations read their
+// byte footprint and write their own: "mix" writes a hash of exactly the
+// bytes it read, so a stale or torn read changes the output. Inputs,
+// weights and state start with a deterministic pattern per buffer unless
+// Options.Init gives their contents; scratch and output bytes start as
+// Options.Poison. Options.Body runs every body as one byte operation
+// instead of Task.Op ("mix" or the address-keyed "mixat"), so programs
+// with ops the runner does not know, such as the corpus seeds, execute
+// with their real footprints; [ReferenceWith] is the matching CPU
+// reference.
+//
+// # Numeric operations
+//
+// embed, rmsnorm, gemv, rope, kv_append, attention, attn_partial,
+// attn_combine, add, silu_mul and argmax compute in fp32 on bf16 storage
+// and round where PyTorch's bf16 Llama rounds. Each has a file
+// runner/op_<name>.go (documentation, the checks of its params and
+// footprint, its CPU reference and tolerance) and device code in
+// runner/kernels/ops/<name>.cuh; op codes and the task record layout are
+// declared in Go and generated into kernels/opcodes.cuh (a test fails when
+// it is stale), and the kernel traps on an op code it does not know. A
+// task's operands are its accesses, its scalars task params
+// (examples/llama/llamagen writes them with Config.Numeric); [Encode]
+// refuses, naming the task, an op whose params, footprint and buffer
+// sizes disagree. [LlamaSource] fills a llamagen program's weights from
+// Hugging Face tensors: a safetensors file ([OpenSafetensors]) or the
+// seeded initialization [SeededTensors] shared with
+// scripts/gpu/llama_ref.py. A [Resident] heap keeps weights and the KV
+// cache on the device across the decode steps of one model ([Prepare]
+// verifies each step's program first), and [Generation] decodes greedily
+// on it or on a [HostHeap] (the CPU reference).
 //
 // # Residency
 //
