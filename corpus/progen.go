@@ -12,9 +12,9 @@ import (
 // megaproof command that runs it) does not link the random program
 // generator. Each line is size, seed and the program's canonical JSON
 // (compacted),
-// separated by tabs. TestProgenSeeds checks that it still equals what
-// internal/progen draws; `go test ./corpus -run TestProgenSeeds -update`
-// rewrites it.
+// separated by tabs. The stored programs are the seeds: internal/progen
+// may change what it draws without moving the corpus. `go test ./corpus
+// -run TestProgenSeeds -update` rewrites the file from internal/progen.
 const ProgenFile = "testdata/progen.tsv"
 
 //go:embed testdata/progen.tsv
