@@ -353,3 +353,50 @@ func mustJSON(t *testing.T, p *schedule.Program) []byte {
 	}
 	return b
 }
+
+// Numeric only adds task params: with the params removed, the program is
+// the one generated without it (same synchronization and footprints), for
+// every named configuration that is not Big. A split-KV window clipped to
+// one split keeps its partial buffers, which is the one other difference.
+func TestNumericAddsParamsOnly(t *testing.T) {
+	for i, n := range llamagen.Configs() {
+		if n.Big || testing.Short() && i >= 3 {
+			continue
+		}
+		plain, err := llamagen.Generate(n.Config)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := n.Config
+		c.Numeric = true
+		num, err := llamagen.Generate(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		added := 0
+		for i := range num.Tasks {
+			for k := range num.Tasks[i].Params {
+				if _, ok := plain.Tasks[i].Params[k]; !ok {
+					delete(num.Tasks[i].Params, k)
+					added++
+				}
+			}
+			if len(num.Tasks[i].Params) == 0 {
+				num.Tasks[i].Params = nil
+			}
+		}
+		if added == 0 {
+			t.Errorf("%s: Numeric added no params", n.Name)
+		}
+		var a, b bytes.Buffer
+		if err := schedule.Encode(&a, plain); err != nil {
+			t.Fatal(err)
+		}
+		if err := schedule.Encode(&b, num); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(a.Bytes(), b.Bytes()) {
+			t.Errorf("%s: the numeric program without its params differs from the plain one", n.Name)
+		}
+	}
+}
