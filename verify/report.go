@@ -1,6 +1,7 @@
 package verify
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 
@@ -85,5 +86,18 @@ func (r *Report) MarshalJSON() ([]byte, error) {
 	if q.Findings == nil {
 		q.Findings = []ReportFinding{}
 	}
-	return json.Marshal(q)
+	return marshalPlain(q)
+}
+
+// marshalPlain encodes v without escaping <, > and & (messages quote
+// thresholds such as "ready >= 2"); json.Marshal would escape them, and
+// an encoder's SetEscapeHTML(false) cannot undo that inside MarshalJSON.
+func marshalPlain(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }

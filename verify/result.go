@@ -1,7 +1,6 @@
 package verify
 
 import (
-	"encoding/json"
 	"fmt"
 
 	"github.com/megaproof/megaproof/schedule"
@@ -205,5 +204,5 @@ func (r *Result) MarshalJSON() ([]byte, error) {
 	if q.Findings == nil {
 		q.Findings = []Finding{}
 	}
-	return json.Marshal(q)
+	return marshalPlain(q)
 }

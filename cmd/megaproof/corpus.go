@@ -3,11 +3,13 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
-	"strings"
+	"os"
 	"time"
+
+	"github.com/schollz/progressbar/v3"
+	"golang.org/x/term"
 
 	"github.com/megaproof/megaproof/corpus"
 	"github.com/megaproof/megaproof/mutate"
@@ -27,20 +29,33 @@ type corpusFailure struct {
 	Detail string `json:"detail"`
 }
 
-func runCorpus(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("corpus", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+const corpusDoc = `Runs the regression corpus (package corpus): rebuilds every mutant from its
+recipe, checks its content hash, verifies it and compares the verdict and the
+finding families with the oracles' labels. Prints the confusion matrix
+(oracle unsafe/safe × verify unsafe/safe), per-class recall and every entry
+that failed. On a terminal, stderr shows a progress bar with the time left.
+
+With --json it prints one object with entries, faulty, safe, malformed,
+true_positives, true_negatives, false_accepts, false_rejects,
+family_mismatches, inconclusive, drift, errors, classes (per operator:
+faulty, safe, malformed, detected, recall) and failures.
+
+Exit status: 0 when every entry agrees with its label; 1 when verify
+disagrees with an oracle (a false accept or reject, a family mismatch, an
+inconclusive verdict); 2 for bad usage, and when entries drifted (a recipe
+no longer rebuilds its hashed mutant) or failed to run and none disagreed.`
+
+func runCorpus(args []string, _ io.Reader, stdout, stderr io.Writer) int {
+	fs := newFlags("corpus", "[flags]", corpusDoc, stderr)
 	jsonOut := fs.Bool("json", false, "print a JSON summary")
-	every := fs.Int("every", 1, "check every N-th entry only (a quick sample)")
-	quiet := fs.Bool("quiet", false, "no progress bar")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: megaproof corpus [--json] [--every N] [--quiet]")
-		fs.PrintDefaults()
+	every := fs.Int("every", 1, "check every `N`-th entry only (a quick sample)")
+	quiet := fs.Bool("quiet", false, "no progress bar, even on a terminal")
+	_, status, done := parseFlags(fs, args, 0, 0)
+	if done {
+		return status
 	}
-	if err := fs.Parse(args); err != nil || fs.NArg() > 0 || *every < 1 {
-		if err == nil {
-			fs.Usage()
-		}
+	if *every < 1 {
+		fs.Usage()
 		return exitInvalid
 	}
 	entries, err := corpus.Entries()
@@ -55,8 +70,8 @@ func runCorpus(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	var progress func(done, total int)
-	if !*quiet {
-		progress = (&bar{w: stderr, start: time.Now()}).update
+	if !*quiet && isTerminal(stderr) {
+		progress = newProgress(stderr, len(sample))
 	}
 	s, err := corpus.RunEntries(context.Background(), sample, progress)
 	if err != nil {
@@ -77,8 +92,16 @@ func runCorpus(args []string, stdout, stderr io.Writer) int {
 	} else {
 		printCorpus(stdout, s)
 	}
-	if s.FalseAccepts > 0 || s.FalseRejects > 0 {
+	return corpusStatus(s)
+}
+
+// corpusStatus is corpus's exit status for a summary.
+func corpusStatus(s *corpus.Summary) int {
+	switch {
+	case s.FalseAccepts > 0 || s.FalseRejects > 0 || s.FamilyMismatches > 0 || s.Inconclusive > 0:
 		return exitUnsafe
+	case s.Drift > 0 || s.Errors > 0 || !s.OK():
+		return exitInvalid
 	}
 	return exitSafe
 }
@@ -104,25 +127,25 @@ func printCorpus(w io.Writer, s *corpus.Summary) {
 	}
 }
 
-// bar is a progress bar on stderr, redrawn when its width in cells or the
-// count in percent changes. (A 20-line bar needs no dependency.)
-type bar struct {
-	w     io.Writer
-	start time.Time
-	last  int
+// isTerminal reports whether w is a terminal; tests replace it.
+var isTerminal = func(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
 }
 
-const barWidth = 40
-
-func (b *bar) update(done, total int) {
-	pct := 100 * done / max(total, 1)
-	if pct == b.last && done != total {
-		return
-	}
-	b.last = pct
-	cells := barWidth * done / max(total, 1)
-	fmt.Fprintf(b.w, "\r[%s%s] %3d%% %d/%d %s", strings.Repeat("=", cells), strings.Repeat(" ", barWidth-cells), pct, done, total, time.Since(b.start).Round(time.Second))
-	if done == total {
-		fmt.Fprintln(b.w)
-	}
+// newProgress returns a progress callback drawing a bar with the count,
+// the rate and the time left on w.
+func newProgress(w io.Writer, total int) func(done, total int) {
+	bar := progressbar.NewOptions(total,
+		progressbar.OptionSetWriter(w),
+		progressbar.OptionSetDescription("corpus"),
+		progressbar.OptionShowCount(),
+		progressbar.OptionShowIts(),
+		progressbar.OptionSetItsString("entries"),
+		progressbar.OptionSetPredictTime(true),
+		progressbar.OptionSetElapsedTime(true),
+		progressbar.OptionThrottle(100*time.Millisecond),
+		progressbar.OptionOnCompletion(func() { fmt.Fprintln(w) }),
+	)
+	return func(done, _ int) { bar.Set(done) }
 }

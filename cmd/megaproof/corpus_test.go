@@ -2,15 +2,18 @@ package main
 
 import (
 	"encoding/json"
+	"io"
+	"regexp"
 	"strings"
 	"testing"
-	"time"
+
+	"github.com/megaproof/megaproof/corpus"
 )
 
 // TestCorpusJSON runs a sample of the corpus and checks the summary
 // object's fields and the exit status.
 func TestCorpusJSON(t *testing.T) {
-	code, out, errOut := runCLI(t, "corpus", "--json", "--quiet", "--every", "97")
+	code, out, errOut := runCLI(t, "", "corpus", "--json", "--quiet", "--every", "97")
 	var r map[string]any
 	if err := json.Unmarshal([]byte(out), &r); err != nil {
 		t.Fatalf("corpus --json: %v\n%s\nstderr: %s", err, out, errOut)
@@ -24,7 +27,7 @@ func TestCorpusJSON(t *testing.T) {
 		t.Errorf("sample has no faulty or no safe entries: %s", out)
 	}
 	wrong := r["false_accepts"].(float64) + r["false_rejects"].(float64)
-	if (wrong > 0) != (code == exitUnsafe) || (code != exitSafe && code != exitUnsafe) {
+	if (wrong > 0) != (code == exitUnsafe) || code == exitInternal {
 		t.Errorf("exit %d with %v false accepts/rejects", code, wrong)
 	}
 	classes := r["classes"].(map[string]any)
@@ -34,29 +37,57 @@ func TestCorpusJSON(t *testing.T) {
 	}
 }
 
-// TestCorpusText checks the human output and the progress bar.
+// TestCorpusText checks the human output, and that no progress bar is
+// drawn when stderr is not a terminal.
 func TestCorpusText(t *testing.T) {
-	_, out, errOut := runCLI(t, "corpus", "--every", "211")
+	_, out, errOut := runCLI(t, "", "corpus", "--every", "211")
 	for _, want := range []string{"oracle unsafe", "oracle safe", "recall", "false accepts"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("corpus output lacks %q:\n%s", want, out)
 		}
 	}
-	if !strings.Contains(errOut, "100%") {
-		t.Errorf("progress bar did not reach 100%%: %q", errOut)
+	if errOut != "" {
+		t.Errorf("progress drawn on a stderr that is not a terminal: %q", errOut)
 	}
 }
 
-func TestBar(t *testing.T) {
-	var b strings.Builder
-	p := &bar{w: &b, start: time.Now()}
+// TestCorpusProgress draws the bar as on a terminal: it counts to the end
+// and shows the time left.
+func TestCorpusProgress(t *testing.T) {
+	old := isTerminal
+	isTerminal = func(io.Writer) bool { return true }
+	defer func() { isTerminal = old }()
+	var errb strings.Builder
+	p := newProgress(&errb, 1000)
 	for i := 1; i <= 1000; i++ {
-		p.update(i, 1000)
+		p(i, 1000)
 	}
-	if n := strings.Count(b.String(), "\r"); n != 100 {
-		t.Errorf("bar redrew %d times for 1000 updates, want 100", n)
+	out := errb.String()
+	if !strings.Contains(out, "1000/1000") || !strings.Contains(out, "100%") || !strings.HasSuffix(out, "\n") {
+		t.Errorf("bar did not finish: %q", out)
 	}
-	if !strings.HasSuffix(b.String(), "\n") || !strings.Contains(b.String(), "1000/1000") {
-		t.Errorf("bar did not finish: %q", b.String())
+	if !regexp.MustCompile(`\[\d+s:\d+s\]`).MatchString(out) {
+		t.Errorf("bar shows no elapsed:left time: %q", out)
+	}
+	if _, _, errOut := runCLI(t, "", "corpus", "--every", "997", "--quiet"); errOut != "" {
+		t.Errorf("--quiet still draws: %q", errOut)
+	}
+}
+
+func TestCorpusStatus(t *testing.T) {
+	for _, tt := range []struct {
+		s    corpus.Summary
+		want int
+	}{
+		{corpus.Summary{}, exitSafe},
+		{corpus.Summary{FalseAccepts: 1}, exitUnsafe},
+		{corpus.Summary{FamilyMismatches: 1, Drift: 1}, exitUnsafe},
+		{corpus.Summary{Inconclusive: 1}, exitUnsafe},
+		{corpus.Summary{Drift: 1}, exitInvalid},
+		{corpus.Summary{Errors: 1}, exitInvalid},
+	} {
+		if got := corpusStatus(&tt.s); got != tt.want {
+			t.Errorf("corpusStatus(%+v) = %d; want %d", tt.s, got, tt.want)
+		}
 	}
 }

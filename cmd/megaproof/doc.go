@@ -1,39 +1,71 @@
 // Command megaproof proves GPU megakernel schedules free of deadlocks and
 // data races before they are launched.
 //
+// Install it with
+//
+//	go install github.com/megaproof/megaproof/cmd/megaproof@latest
+//
 // Usage:
 //
-//	megaproof verify [--json] [FILE...]
+//	megaproof verify [--json] [--stream] [-v] [--max-states N] [--max-bytes SIZE] [FILE...]
 //	megaproof explain [CODE]
-//	megaproof dot FILE
-//	megaproof schema [result|program]
+//	megaproof dot [--max-bytes SIZE] FILE
+//	megaproof schema [result|program|amk]
 //	megaproof corpus [--json] [--every N] [--quiet]
+//	megaproof version
+//
+// megaproof COMMAND -h describes a command and every flag it has;
+// megaproof --version prints the module version, VCS revision and Go
+// version the binary was built from.
 //
 // # verify
 //
 // verify reads each FILE, megaproof JSON (format "megaproof/v1") or
-// AutoMegaKernel IR JSON (told apart by content), and prints its verdict:
-// safe, unsafe (with findings and replayable witnesses), invalid (with the
-// JSON path of each problem) or inconclusive (with the bound that was hit).
-// With no FILE it verifies an embedded default schedule, a Llama-family
-// decode megakernel, so a newcomer sees the tool work at once.
+// AutoMegaKernel IR JSON (told apart by content; "-" is standard input),
+// and prints its verdict as soon as it is decided: safe, unsafe (with
+// findings and replayable witnesses), invalid (with the JSON path of each
+// problem) or inconclusive (with the bound that was hit). A safe verdict
+// says what was proved: no deadlock, race, uninitialized read or
+// out-of-bounds access is possible; -v adds what the analysis covered
+// (tasks, threads, steps, accesses, conflicting pairs, engine). With no
+// FILE it verifies an embedded default schedule, a Llama-family decode
+// megakernel, so a newcomer sees the tool work at once.
 //
-// With --json it prints one JSON object per file:
+// Names from the input are printed Go-quoted ("up.0"), and every other
+// text from it with control and bidi characters escaped, so no name can
+// break a line or pose as another verdict.
+//
+// With --json it prints one JSON object per file, one per line:
 //
 //	{"file": "...", "format": "megaproof/v1", "verdict": "unsafe",
 //	 "findings": [{"code": "race.raw", "message": "...", "tasks": ["a", "b"],
-//	               "witness": [{"thread": 0, "step": 2}, ...]}],
+//	               "witness": [{"thread": 0, "step": 2}, ...], "witness_length": 5}],
 //	 "stats": {...}}
 //
-// Task names, not indices, identify tasks. `megaproof schema` prints the JSON
-// Schema of these objects.
+// Task names, not indices, identify tasks; the objects are
+// verify.Report values, and `megaproof schema result` prints their JSON
+// Schema. --stream turns verify into a long-lived filter for generators and
+// agent loops: it reads one document per line of standard input and writes
+// one such object per line ("file" is "-:N" for line N), each flushed as
+// soon as it is decided, until standard input ends. The Python package in
+// python/ of the module speaks this protocol.
+//
+// A file that cannot be read gets an invalid.io record; a document larger
+// than --max-bytes (1 GiB by default) an invalid.limit record, without
+// reading more of it than needed. --max-states bounds the explicit-state
+// explorer that decides programs with semaphores; beyond it the verdict is
+// inconclusive. If megaproof fails internally on a file (a panic), that
+// file gets a record with code "internal" and verdict inconclusive, the
+// panic and its stack go to stderr, exit status 4 is reported and the
+// remaining files are still verified.
 //
 // # Exit status
 //
-// 0 when every file is safe, 1 when some file is unsafe, 2 for invalid input
-// or bad usage, 3 when some file is inconclusive and none is unsafe. Invalid
-// input takes precedence over everything but unsafe: a batch with an unsafe
-// file exits 1.
+// 0 when every file is safe, 1 when some file is unsafe, 2 for invalid or
+// unreadable input or bad usage, 3 when some file is inconclusive, 4 when
+// megaproof failed internally on some file. Across files the worst status
+// wins, in the order unsafe, internal error, invalid, inconclusive, safe:
+// a batch with an unsafe file exits 1.
 //
 // # Other commands
 //
@@ -41,20 +73,23 @@
 // argument). dot prints the task graph in Graphviz form: tasks are nodes,
 // edges run from signalling tasks to the tasks that wait on their counter
 // (and through barriers and semaphores), and each worker's static queue is
-// a cluster. schema prints the JSON Schema of verify's --json output, or of
-// the megaproof/v1 program format.
+// a cluster. schema prints the JSON Schema of verify's --json output, of
+// the megaproof/v1 program format, or of the AutoMegaKernel IR JSON that
+// verify reads.
 //
 // # corpus
 //
 // corpus runs the regression corpus (package corpus): it rebuilds every
 // mutant from its recipe, verifies it, and compares the verdict and the
-// finding families with the oracles' labels. It shows a progress bar on
-// stderr (--quiet hides it), then prints the confusion matrix (oracle
-// unsafe/safe × verify unsafe/safe), per-class recall and every failing
-// entry. --every N checks every N-th entry only. With --json it prints one
-// object with entries, faulty, safe, malformed, true_positives,
-// true_negatives, false_accepts, false_rejects, family_mismatches,
-// inconclusive, drift, errors, classes (per operator: faulty, safe,
-// malformed, detected, recall) and failures. It exits 1 when some entry is
-// a false accept or a false reject, 0 otherwise.
+// finding families with the oracles' labels. When stderr is a terminal it
+// shows a progress bar with the time left (--quiet hides it), then prints
+// the confusion matrix (oracle unsafe/safe × verify unsafe/safe), per-class
+// recall and every failing entry. --every N checks every N-th entry only.
+// With --json it prints one object with entries, faulty, safe, malformed,
+// true_positives, true_negatives, false_accepts, false_rejects,
+// family_mismatches, inconclusive, drift, errors, classes (per operator:
+// faulty, safe, malformed, detected, recall) and failures. It exits 0 when
+// every entry agrees with its label, 1 when verify disagrees with an
+// oracle (a false accept or reject, a family mismatch, an inconclusive
+// verdict), and 2 for bad usage or when entries drifted or failed to run.
 package main

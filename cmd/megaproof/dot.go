@@ -3,27 +3,46 @@ package main
 import (
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"strings"
 
 	"github.com/megaproof/megaproof/schedule"
+	"github.com/megaproof/megaproof/verify"
 )
 
-func runDot(args []string, stdout, stderr io.Writer) int {
-	if len(args) != 1 {
-		fmt.Fprintln(stderr, "usage: megaproof dot FILE")
-		return exitInvalid
+const dotDoc = `Prints the task graph of the schedule in FILE (- reads standard input) in
+Graphviz form: tasks are nodes; an edge runs from each task that signals a
+counter to each task that waits on it, labelled with the threshold, and
+through a node for each barrier and semaphore; each worker's static queue
+is a cluster. Names are printed as Go-quoted text, without control
+characters. Pipe it to dot -Tsvg.`
+
+func runDot(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := newFlags("dot", "[flags] FILE", dotDoc, stderr)
+	maxBytes := int64(defaultMaxBytes)
+	fs.Var((*byteSize)(&maxBytes), "max-bytes", "the input size `limit`, in bytes (suffixes KiB, MiB, GiB)")
+	files, status, done := parseFlags(fs, args, 1, 1)
+	if done {
+		return status
 	}
-	data, err := os.ReadFile(args[0])
-	if err != nil {
-		fmt.Fprintf(stderr, "megaproof: %v\n", err)
-		return exitInvalid
-	}
-	p, _, err := decode(data)
-	if err != nil {
-		writeText(stderr, invalidReport(args[0], err))
-		return exitInvalid
+	v := &verifier{stdin: stdin, stdout: stdout, stderr: stderr, maxBytes: maxBytes}
+	var p *schedule.Program
+	r := v.guard(files[0], func() *verify.Report {
+		data, rep := v.read(files[0])
+		if rep != nil {
+			return rep
+		}
+		var derr error
+		if p, _, derr = decode(data); derr != nil {
+			rep := verify.InvalidReport(derr)
+			rep.File = files[0]
+			return rep
+		}
+		return nil
+	})
+	if r != nil {
+		writeText(stderr, r, false)
+		return reportStatus(r)
 	}
 	writeDot(stdout, p)
 	return exitSafe
@@ -151,31 +170,31 @@ func targetName(p *schedule.Program) string {
 
 func taskNode(p *schedule.Program, i int) string {
 	t := &p.Tasks[i]
-	label := t.Name
+	lines := []string{t.Name}
 	if t.Op != "" {
-		label += "\n" + t.Op
+		lines = append(lines, t.Op)
 	}
-	attrs := "label=" + quote(label)
+	attrs := "label=" + quote(lines...)
 	if t.Worker == schedule.Dynamic {
 		attrs += ", style=rounded"
 	}
 	return fmt.Sprintf("t%d [%s]", i, attrs)
 }
 
-// quote renders s as a DOT double-quoted string.
-func quote(s string) string {
+// quote renders lines as one DOT double-quoted string, a line break
+// between them. Each line is cleaned first (see clean): a newline, a
+// control or bidi character in a name shows as its Go escape and cannot
+// break the label or the graph.
+func quote(lines ...string) string {
 	var sb strings.Builder
 	sb.WriteByte('"')
-	for _, r := range s {
-		switch r {
-		case '"', '\\':
-			sb.WriteByte('\\')
-			sb.WriteRune(r)
-		case '\n':
+	for i, s := range lines {
+		if i > 0 {
 			sb.WriteString(`\n`)
-		default:
-			if r < 0x20 {
-				r = ' ' // DOT strings have no escapes for control characters
+		}
+		for _, r := range clean(s) {
+			if r == '"' || r == '\\' {
+				sb.WriteByte('\\')
 			}
 			sb.WriteRune(r)
 		}

@@ -18,8 +18,8 @@ type codeDoc struct {
 	fix     string
 }
 
-// codeDocs lists every stable finding code in the order of DESIGN §6,
-// invalid.* first. Codes are append-only.
+// codeDocs lists every stable finding code, invalid.* first, then the
+// verifier's, then the two the command adds. Codes are append-only.
 var codeDocs = []codeDoc{
 	{schedule.CodeSyntax, "The input is not JSON, or has data after the JSON value.",
 		`{"format":"megaproof/v1",` + " (truncated)", "Emit one complete JSON object per file."},
@@ -49,8 +49,8 @@ var codeDocs = []codeDoc{
 		`{"wait":"ready","ge":1,"scope":"warp"}`, "Use one of the documented values."},
 	{schedule.CodeLaunch, "An impossible launch: no SMs, no workers, or no blocks per SM.",
 		`"launch": {"sms":0,"workers":1}`, "Describe the real target and grid."},
-	{schedule.CodeLimit, "More items than megaproof accepts (workers, tasks, steps per task, objects).",
-		`a task with 5000 before-steps`, "Split the task or the schedule."},
+	{schedule.CodeLimit, "More than megaproof accepts: a document larger than the input limit (verify --max-bytes, 1 GiB by default), or more workers, tasks, steps per task or objects than the format allows.",
+		`a task with 5000 before-steps`, "Split the task or the schedule, or raise --max-bytes."},
 	{verify.CodeDeadlockUnsatisfiable, "A wait's threshold exceeds the counter's initial value plus every signal any task makes: it can never pass.",
 		`consumer waits ready >= 4; only three tiles signal ready`, "Lower the threshold to the number of producers, or add the missing signals."},
 	{verify.CodeDeadlockCycle, "Threads wait on each other in a cycle, each for a signal the other sends only after its own wait.",
@@ -69,6 +69,8 @@ var codeDocs = []codeDoc{
 		`two GEMV tiles with overlapping column ranges`, "Make the tiles disjoint, or order them."},
 	{verify.CodeRaceUnsynchronized, "One access must execute before the other, but happens-before is missing: a relaxed signal or wait, or a cta scope across workers.",
 		`{"signal":"ready","order":"relaxed"} followed by an acquire wait on another worker`, "Use release/acquire (the defaults), add a gpu fence, or widen the scope; adding a wait does not help."},
+	{verify.CodeRaceScope, "Two threads operate on one counter or semaphore, at least one modifying it and one cta-scoped, and neither happens before the other: a cta-scoped atomic is not atomic across blocks.",
+		`worker 0: {"signal":"c","scope":"cta"}; worker 1: {"signal":"c"} with no order between them`, "Use gpu scope (the default) for sync objects shared across workers, or keep them within one worker."},
 	{verify.CodeUninitializedRead, "A read of scratch or output bytes that no write to that same buffer happens before.",
 		`consumer reads h[512:1024) but producers write only h[0:512)`, "Write the bytes first and wait for that write, or read only what is written."},
 	{verify.CodeOutOfBounds, "An access with a byte outside its buffer (negative offsets included).",
@@ -80,7 +82,11 @@ var codeDocs = []codeDoc{
 	{verify.CodeCounterOverflow, "A counter can exceed its width (2^32-1 by default).",
 		`init 4294967295, one signal`, "Use width 64 or reset counters between steps."},
 	{verify.CodeInconclusive, "A bound was hit before a decision (e.g. the explorer's state budget on programs with semaphores); the message says which.",
-		`a semaphore protocol with more states than the budget`, "Raise the bound, or express the protocol with monotone counters so it is decided exactly."},
+		`a semaphore protocol with more states than the budget`, "Raise the bound (verify --max-states), or express the protocol with monotone counters so it is decided exactly."},
+	{codeIO, "The file could not be read (it does not exist, is a directory, or reading failed); the message is the system's.",
+		`megaproof verify missing.json`, "Check the path and its permissions."},
+	{codeInternal, "megaproof failed internally on this input (a panic it recovered); the verdict is inconclusive, the exit status 4, and the other files are still verified. The stack trace is on stderr.",
+		`(none is known: each one is a bug)`, "Report it with the input and the stack trace; meanwhile treat the schedule as unverified."},
 }
 
 func lookupCode(code string) (codeDoc, bool) {
@@ -92,17 +98,17 @@ func lookupCode(code string) (codeDoc, bool) {
 	return codeDoc{}, false
 }
 
-func runExplain(args []string, stdout, stderr io.Writer) int {
-	switch len(args) {
-	case 0:
+func runExplain(args []string, _ io.Reader, stdout, stderr io.Writer) int {
+	fs := newFlags("explain", "[CODE]", "Prints what a finding code means, a minimal example and the usual fix. Without CODE it lists every code with its summary.", stderr)
+	args, status, done := parseFlags(fs, args, 0, 1)
+	if done {
+		return status
+	}
+	if len(args) == 0 {
 		for _, d := range codeDocs {
 			fmt.Fprintf(stdout, "%-24s %s\n", d.code, d.summary)
 		}
 		return exitSafe
-	case 1:
-	default:
-		fmt.Fprintln(stderr, "usage: megaproof explain [CODE]")
-		return exitInvalid
 	}
 	d, ok := lookupCode(args[0])
 	if !ok {

@@ -13,11 +13,12 @@ import (
 	"github.com/megaproof/megaproof/verify"
 )
 
-// runCLI runs the command in-process and returns its exit status and output.
-func runCLI(t *testing.T, args ...string) (int, string, string) {
+// runCLI runs the command in-process with stdin as standard input and
+// returns its exit status and output.
+func runCLI(t *testing.T, stdin string, args ...string) (int, string, string) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	code := run(args, &out, &errb)
+	code := run(args, strings.NewReader(stdin), &out, &errb)
 	return code, out.String(), errb.String()
 }
 
@@ -65,22 +66,13 @@ func racyProgram(t *testing.T) *schedule.Program {
 	return p
 }
 
-// jsonReport is report as a JSON consumer sees it.
-type jsonReport struct {
-	File     string          `json:"file"`
-	Format   string          `json:"format"`
-	Program  string          `json:"program"`
-	Verdict  string          `json:"verdict"`
-	Findings []reportFinding `json:"findings"`
-	Stats    verify.Stats    `json:"stats"`
-}
-
-// decodeReports parses verify --json output: one object per line.
-func decodeReports(t *testing.T, out string) []jsonReport {
+// decodeReports parses verify --json output, one object per line, into the
+// exported report type, refusing fields it does not have.
+func decodeReports(t *testing.T, out string) []verify.Report {
 	t.Helper()
-	var rs []jsonReport
+	var rs []verify.Report
 	for _, line := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
-		var r jsonReport
+		var r verify.Report
 		dec := json.NewDecoder(strings.NewReader(line))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&r); err != nil {
@@ -89,21 +81,6 @@ func decodeReports(t *testing.T, out string) []jsonReport {
 		rs = append(rs, r)
 	}
 	return rs
-}
-
-// checkResultSchema validates every line of verify --json output against
-// the embedded result schema.
-func checkResultSchema(t *testing.T, out string) {
-	t.Helper()
-	for _, line := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
-		errs, err := checkSchema(resultSchema, []byte(line))
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, e := range errs {
-			t.Errorf("result schema: %s\nin %s", e, line)
-		}
-	}
 }
 
 func TestUsage(t *testing.T) {
@@ -119,15 +96,20 @@ func TestUsage(t *testing.T) {
 		{[]string{"-h"}, exitSafe, "megaproof explain", "", "-h is help"},
 		{[]string{"frobnicate"}, exitInvalid, "", `unknown command "frobnicate"`, "unknown commands are usage errors"},
 		{[]string{"verify", "--bogus"}, exitInvalid, "", "flag provided but not defined", "unknown flags are usage errors"},
-		{[]string{"dot"}, exitInvalid, "", "usage: megaproof dot FILE", "dot needs one file"},
-		{[]string{"schema", "nope"}, exitInvalid, "", "usage: megaproof schema", "two schemas exist"},
+		{[]string{"dot"}, exitInvalid, "", "usage: megaproof dot [flags] FILE", "dot needs one file"},
+		{[]string{"schema", "nope"}, exitInvalid, "", "usage: megaproof schema", "three schemas exist"},
+		{[]string{"verify", "--stream", "f.json"}, exitInvalid, "", "--stream reads standard input", "a stream has no files"},
+		{[]string{"verify", "--max-states", "0"}, exitInvalid, "", "must be positive", "a budget of nothing"},
+		{[]string{"verify", "--max-bytes", "12XB"}, exitInvalid, "", "positive byte count", "unknown size suffix"},
+		{[]string{"help", "verify"}, exitSafe, "--max-bytes limit", "", "help CMD is CMD -h"},
+		{[]string{"--version"}, exitSafe, "megaproof ", "", "--version prints the build"},
 		{[]string{"explain", "a", "b"}, exitInvalid, "", "usage: megaproof explain", "one code at a time"},
 		{[]string{"corpus", "extra"}, exitInvalid, "", "usage: megaproof corpus", "corpus takes no arguments"},
 		{[]string{"corpus", "--every", "0"}, exitInvalid, "", "usage: megaproof corpus", "a sample needs a positive stride"},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, "_"), func(t *testing.T) {
-			code, out, errOut := runCLI(t, tt.args...)
+			code, out, errOut := runCLI(t, "", tt.args...)
 			if code != tt.code || !strings.Contains(out, tt.stdout) || !strings.Contains(errOut, tt.stderr) {
 				t.Errorf("run(%q) = %d\nstdout: %s\nstderr: %s\nwant %d, stdout with %q, stderr with %q (%s)", tt.args, code, out, errOut, tt.code, tt.stdout, tt.stderr, tt.reason)
 			}
@@ -138,19 +120,23 @@ func TestUsage(t *testing.T) {
 // TestVerifyDefault runs the newcomer command: verify with no file checks
 // the embedded Llama default and must call it safe.
 func TestVerifyDefault(t *testing.T) {
-	code, out, errOut := runCLI(t, "verify")
+	code, out, errOut := runCLI(t, "", "verify")
 	if code != exitSafe {
 		t.Fatalf("megaproof verify = %d; want 0\nstdout: %s\nstderr: %s", code, out, errOut)
 	}
-	if !strings.HasPrefix(out, defaultFile+" (llama") || !strings.Contains(out, ": safe: ") {
+	if !strings.HasPrefix(out, defaultFile+` (program "llama`) || !strings.HasSuffix(out, ": safe: "+provedLine+"\n") || strings.Count(out, "\n") != 1 {
 		t.Errorf("unexpected text output: %q", out)
 	}
-	code, out, _ = runCLI(t, "verify", "--json")
+	_, out, _ = runCLI(t, "", "verify", "-v")
+	if lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n"); len(lines) != 2 || !strings.HasPrefix(lines[1], "  analysed ") || !strings.Contains(lines[1], "conflicting pairs ordered; engine greedy") {
+		t.Errorf("verify -v does not add the statistics line: %q", out)
+	}
+	code, out, _ = runCLI(t, "", "verify", "--json")
 	if code != exitSafe {
 		t.Fatalf("megaproof verify --json = %d", code)
 	}
 	rs := decodeReports(t, out)
-	if len(rs) != 1 || rs[0].File != defaultFile || rs[0].Verdict != "safe" || rs[0].Format != schedule.Format || len(rs[0].Findings) != 0 || rs[0].Stats.Tasks == 0 {
+	if len(rs) != 1 || rs[0].File != defaultFile || rs[0].Verdict != verify.Safe || rs[0].Format != schedule.Format || len(rs[0].Findings) != 0 || rs[0].Stats.Tasks == 0 {
 		t.Errorf("default report = %+v", rs)
 	}
 	if !strings.Contains(out, `"findings":[]`) {
@@ -173,7 +159,8 @@ func TestVerifyExitStatus(t *testing.T) {
 		{"safe", []string{safe}, exitSafe, "a safe program"},
 		{"unsafe", []string{deadlock}, exitUnsafe, "a deadlock"},
 		{"invalid", []string{notJSON}, exitInvalid, "not JSON"},
-		{"missing", []string{missing}, exitInvalid, "an unreadable file is a usage error"},
+		{"missing", []string{missing}, exitInvalid, "an unreadable file is invalid input"},
+		{"missing+unsafe", []string{missing, deadlock}, exitUnsafe, "an unreadable file does not stop the batch"},
 		{"safe+unsafe", []string{safe, deadlock}, exitUnsafe, "any unsafe file makes the batch unsafe"},
 		{"invalid+unsafe", []string{notJSON, deadlock}, exitUnsafe, "unsafe beats invalid"},
 		{"safe+invalid", []string{safe, notJSON}, exitInvalid, "invalid beats safe"},
@@ -181,7 +168,7 @@ func TestVerifyExitStatus(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			for _, mode := range [][]string{{"verify"}, {"verify", "--json"}} {
-				code, out, errOut := runCLI(t, append(mode, tt.files...)...)
+				code, out, errOut := runCLI(t, "", append(mode, tt.files...)...)
 				if code != tt.code {
 					t.Errorf("%q = %d; want %d (%s)\nstdout: %s\nstderr: %s", mode, code, tt.code, tt.reason, out, errOut)
 				}
@@ -212,7 +199,7 @@ func TestWorse(t *testing.T) {
 func TestVerifyInvalidJSON(t *testing.T) {
 	notJSON := writeFile(t, "notes.txt", []byte("not json at all\n"))
 	badRef := writeFile(t, "badref.json", []byte(`{"format":"megaproof/v1","launch":{"sms":1,"workers":1},"tasks":[{"name":"t","before":[{"wait":"nope","ge":1}]}]}`))
-	code, out, _ := runCLI(t, "verify", "--json", notJSON, badRef)
+	code, out, _ := runCLI(t, "", "verify", "--json", notJSON, badRef)
 	if code != exitInvalid {
 		t.Fatalf("exit %d; want 2", code)
 	}
@@ -221,13 +208,13 @@ func TestVerifyInvalidJSON(t *testing.T) {
 	if len(rs) != 2 {
 		t.Fatalf("%d reports; want 2", len(rs))
 	}
-	if r := rs[0]; r.File != notJSON || r.Verdict != "invalid" || r.Format != "" || len(r.Findings) != 1 || r.Findings[0].Code != schedule.CodeSyntax || r.Findings[0].Path != "$" {
+	if r := rs[0]; r.File != notJSON || r.Verdict != verify.Invalid || r.Format != "" || len(r.Findings) != 1 || r.Findings[0].Code != schedule.CodeSyntax || r.Findings[0].Path != "$" {
 		t.Errorf("non-JSON report = %+v", r)
 	}
-	if r := rs[1]; r.Verdict != "invalid" || r.Format != schedule.Format || r.Findings[0].Code != schedule.CodeReference || r.Findings[0].Path != "$.tasks[0].before[0].wait" {
+	if r := rs[1]; r.Verdict != verify.Invalid || r.Format != schedule.Format || r.Findings[0].Code != schedule.CodeReference || r.Findings[0].Path != "$.tasks[0].before[0].wait" {
 		t.Errorf("dangling-reference report = %+v", r)
 	}
-	code, out, _ = runCLI(t, "verify", badRef)
+	code, out, _ = runCLI(t, "", "verify", badRef)
 	want := badRef + ": invalid: 1 finding\n  invalid.reference at $.tasks[0].before[0].wait: no counter named \"nope\"\n"
 	if code != exitInvalid || out != want {
 		t.Errorf("text output:\n%s\nwant:\n%s", out, want)
@@ -250,16 +237,16 @@ func TestVerifyUnsafe(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			file := writeProgram(t, tt.name+".json", tt.p)
-			code, out, errOut := runCLI(t, "verify", "--json", file)
+			code, out, errOut := runCLI(t, "", "verify", "--json", file)
 			if code != exitUnsafe {
 				t.Fatalf("exit %d; want 1\n%s%s", code, out, errOut)
 			}
 			checkResultSchema(t, out)
 			r := decodeReports(t, out)[0]
-			if r.Verdict != "unsafe" {
+			if r.Verdict != verify.Unsafe {
 				t.Fatalf("verdict %s", r.Verdict)
 			}
-			var f *reportFinding
+			var f *verify.ReportFinding
 			for i := range r.Findings {
 				if r.Findings[i].Code == tt.code {
 					f = &r.Findings[i]
@@ -283,8 +270,8 @@ func TestVerifyUnsafe(t *testing.T) {
 			if err := schedule.CheckWitness(tt.p, f.Code, idx, f.Witness); err != nil {
 				t.Errorf("witness does not replay: %v", err)
 			}
-			_, text, _ := runCLI(t, "verify", file)
-			if !strings.Contains(text, ": unsafe: ") || !strings.Contains(text, "  "+tt.code+": ") || !strings.Contains(text, "      witness: ") {
+			_, text, _ := runCLI(t, "", "verify", file)
+			if !strings.Contains(text, ": unsafe: ") || !strings.Contains(text, "  "+tt.code+": ") || !strings.Contains(text, "      witness: ") || !strings.Contains(text, `      tasks: "`) {
 				t.Errorf("text output lacks the finding or its witness summary:\n%s", text)
 			}
 		})
@@ -306,17 +293,19 @@ func TestReportRendering(t *testing.T) {
 		}},
 		Stats: verify.Stats{Tasks: 2, Threads: 2, Steps: 7, Accesses: 3, Pairs: 1, States: 10, Engine: "explore"},
 	}
-	r := newReport("f.json", p, res)
+	r := res.Report(p)
+	r.File = "f.json"
 	var text bytes.Buffer
-	writeText(&text, r)
-	want := `f.json (handoff): unsafe: 2 findings
+	writeText(&text, r, true)
+	want := `f.json (program "handoff"): unsafe: 2 findings
   race.raw: "consume" reads x while "produce" may write it
-      tasks: consume, produce
+      tasks: "consume", "produce"
       written by produce (worker 0)
       fix: insert ` + "`wait ready >= 1`" + ` before consume
       witness: 2 events (replay with --json)
   inconclusive: state budget of 10 exhausted
-      tasks: #9
+      tasks: "#9"
+  analysed 2 tasks as 2 threads (one per static worker, one per dynamic task): 7 steps, 3 accesses, 1 conflicting pairs ordered, 10 states explored; engine explore
 `
 	if text.String() != want {
 		t.Errorf("text:\n%s\nwant:\n%s", text.String(), want)
@@ -333,108 +322,12 @@ func TestReportRendering(t *testing.T) {
 	}
 }
 
-// TestSchemaRejects makes sure the schema checker itself can fail.
-func TestSchemaRejects(t *testing.T) {
-	for _, doc := range []string{
-		`{"file":"f","verdict":"maybe","findings":[],"stats":{"tasks":0,"threads":0,"steps":0,"accesses":0,"conflict_pairs":0,"engine":""}}`,
-		`{"file":"f","verdict":"safe","findings":[{"code":"race.rw","message":""}],"stats":{"tasks":0,"threads":0,"steps":0,"accesses":0,"conflict_pairs":0,"engine":""}}`,
-		`{"file":"f","verdict":"safe","findings":[],"stats":{"tasks":0,"threads":0,"steps":0,"accesses":0,"conflict_pairs":0,"engine":""},"extra":1}`,
-		`{"file":"f","verdict":"safe","findings":[{"code":"occupancy","message":"","witness":[{"thread":-1,"step":0}]}],"stats":{"tasks":0,"threads":0,"steps":0,"accesses":0,"conflict_pairs":0,"engine":""}}`,
-		`{"file":"f","verdict":"safe","findings":[]}`,
-	} {
-		errs, err := checkSchema(resultSchema, []byte(doc))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(errs) == 0 {
-			t.Errorf("schema accepts %s", doc)
-		}
-	}
-}
-
-// TestProgramSchema checks that canonical encodings validate against the
-// program schema and that malformed ones do not.
-func TestProgramSchema(t *testing.T) {
-	docs := map[string][]byte{}
-	for _, p := range []*schedule.Program{handoffProgram(t, 1), racyProgram(t)} {
-		b, _ := schedule.Marshal(p)
-		docs[p.Name] = b
-	}
-	def, err := defaultProgram()
-	if err != nil {
-		t.Fatal(err)
-	}
-	docs["default"], _ = schedule.Marshal(def)
-	tiny, err := os.ReadFile("testdata/default.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	docs["tiny"] = tiny
-	var all bytes.Buffer
-	b := schedule.NewBuilder("all", schedule.Launch{SMs: 2, PerSM: 2, Workers: 2})
-	ar := b.Arena("page", 128)
-	x := b.BufferIn("x", schedule.KindScratch, 64, ar, 0)
-	y := b.BufferIn("y", schedule.KindOutput, 64, ar, 64)
-	c := b.CounterInit("c", 3, 64)
-	g := b.Barrier("g", 2)
-	s := b.Semaphore("s", 1)
-	b.Task("a").On(0).Op("op").Param("k", -1).Sync(g).Acquire(s, 1).Wait(c, 4, schedule.Relaxed(), schedule.WithScope(schedule.ScopeSys)).FenceBefore(schedule.ScopeGPU).
-		WriteTile(x, 0, 8, 4, 16).Signal(c, 2, schedule.Relaxed()).Release(s, 1).Arrive(g).FenceAfter(schedule.ScopeCTA)
-	b.Task("b").Read(x, 0, 64).Write(y, 0, 64)
-	pa, err := b.Build()
-	if err != nil {
-		t.Fatal(err)
-	}
-	schedule.Encode(&all, pa)
-	docs["all"] = all.Bytes()
-	for name, doc := range docs {
-		errs, err := checkSchema(programSchema, doc)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, e := range errs {
-			t.Errorf("%s: %s", name, e)
-		}
-	}
-	for _, bad := range []string{
-		`{"format":"megaproof/v1","launch":{"sms":1,"workers":1,"grid":2}}`,
-		`{"format":"megaproof/v1","launch":{"sms":0,"workers":1}}`,
-		`{"format":"megaproof/v1","launch":{"sms":1,"workers":1},"tasks":[{"name":"t","before":[{"wait":"c"}]}]}`,
-		`{"format":"megaproof/v1","launch":{"sms":1,"workers":1},"tasks":[{"name":"t","before":[{"sync":"g","order":"relaxed"}]}]}`,
-		`{"format":"megaproof/v1","launch":{"sms":1,"workers":1},"buffers":[{"name":"x","kind":"texture","size":1}]}`,
-	} {
-		errs, err := checkSchema(programSchema, []byte(bad))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(errs) == 0 {
-			t.Errorf("program schema accepts %s", bad)
-		}
-		if _, err := schedule.Unmarshal([]byte(bad)); err == nil {
-			t.Errorf("schedule.Unmarshal accepts %s, which the schema rejects", bad)
-		}
-	}
-}
-
-func TestSchemaCommand(t *testing.T) {
-	for _, tt := range []struct {
-		args  []string
-		title string
-	}{{nil, "megaproof verify --json report"}, {[]string{"result"}, "megaproof verify --json report"}, {[]string{"program"}, "megaproof/v1 program"}} {
-		code, out, _ := runCLI(t, append([]string{"schema"}, tt.args...)...)
-		var s struct{ Title string }
-		if code != exitSafe || json.Unmarshal([]byte(out), &s) != nil || s.Title != tt.title {
-			t.Errorf("schema %q: exit %d, title %q; want %q", tt.args, code, s.Title, tt.title)
-		}
-	}
-}
-
 func TestVerifyAMK(t *testing.T) {
 	files, _ := filepath.Glob("../../schedule/amk/testdata/*.json")
 	if len(files) == 0 {
 		t.Skip("no AutoMegaKernel test programs")
 	}
-	code, out, errOut := runCLI(t, append([]string{"verify", "--json"}, files...)...)
+	code, out, errOut := runCLI(t, "", append([]string{"verify", "--json"}, files...)...)
 	if code == exitInvalid {
 		t.Fatalf("exit %d\n%s%s", code, out, errOut)
 	}
@@ -449,9 +342,9 @@ func TestVerifyAMK(t *testing.T) {
 func TestExplain(t *testing.T) {
 	codes := []string{
 		verify.CodeDeadlockUnsatisfiable, verify.CodeDeadlockCycle, verify.CodeDeadlockBarrier, verify.CodeDeadlockSemaphore,
-		verify.CodeOccupancy, verify.CodeRaceRAW, verify.CodeRaceWAR, verify.CodeRaceWAW, verify.CodeRaceUnsynchronized,
+		verify.CodeOccupancy, verify.CodeRaceRAW, verify.CodeRaceWAR, verify.CodeRaceWAW, verify.CodeRaceUnsynchronized, verify.CodeRaceScope,
 		verify.CodeUninitializedRead, verify.CodeOutOfBounds, verify.CodeReadonlyWrite, verify.CodeOutputUnwritten,
-		verify.CodeCounterOverflow, verify.CodeInconclusive,
+		verify.CodeCounterOverflow, verify.CodeInconclusive, codeIO, codeInternal,
 		schedule.CodeSyntax, schedule.CodeFormat, schedule.CodeUnknownField, schedule.CodeType, schedule.CodeMissing,
 		schedule.CodeDuplicate, schedule.CodeReference, schedule.CodeName, schedule.CodeSize, schedule.CodeEmptyAccess,
 		schedule.CodeThreshold, schedule.CodeWorker, schedule.CodeValue, schedule.CodeLaunch, schedule.CodeLimit,
@@ -467,7 +360,7 @@ func TestExplain(t *testing.T) {
 		}
 	}
 	for _, c := range codes {
-		code, out, _ := runCLI(t, "explain", c)
+		code, out, _ := runCLI(t, "", "explain", c)
 		if code != exitSafe || !strings.HasPrefix(out, c+"\n\n") || !strings.Contains(out, "Example: ") || !strings.Contains(out, "Fix: ") {
 			t.Errorf("explain %s = %d:\n%s", c, code, out)
 		}
@@ -475,18 +368,18 @@ func TestExplain(t *testing.T) {
 	if len(seen) != len(codes) {
 		t.Errorf("%d codes documented; %d exist", len(seen), len(codes))
 	}
-	code, out, _ := runCLI(t, "explain")
+	code, out, _ := runCLI(t, "", "explain")
 	if code != exitSafe || strings.Count(out, "\n") != len(codes) {
 		t.Errorf("explain lists %d lines; want %d", strings.Count(out, "\n"), len(codes))
 	}
-	code, _, errOut := runCLI(t, "explain", "race")
-	if code != exitInvalid || !strings.Contains(errOut, "did you mean race.raw, race.war, race.waw, race.unsynchronized?") {
+	code, _, errOut := runCLI(t, "", "explain", "race")
+	if code != exitInvalid || !strings.Contains(errOut, "did you mean race.raw, race.war, race.waw, race.unsynchronized, race.scope?") {
 		t.Errorf("explain race = %d: %s", code, errOut)
 	}
 }
 
 func TestDot(t *testing.T) {
-	code, out, errOut := runCLI(t, "dot", "testdata/default.json")
+	code, out, errOut := runCLI(t, "", "dot", "testdata/default.json")
 	if code != exitSafe {
 		t.Fatalf("dot = %d: %s", code, errOut)
 	}
@@ -506,7 +399,7 @@ func TestDot(t *testing.T) {
 	if strings.Count(out, "{") != strings.Count(out, "}") {
 		t.Errorf("unbalanced braces:\n%s", out)
 	}
-	_, again, _ := runCLI(t, "dot", "testdata/default.json")
+	_, again, _ := runCLI(t, "", "dot", "testdata/default.json")
 	if again != out {
 		t.Error("dot output is not deterministic")
 	}
@@ -517,14 +410,14 @@ func TestDot(t *testing.T) {
 	b.Task("a").On(0).Sync(g).Release(s, 1)
 	b.Task("b").Sync(g).Acquire(s, 1)
 	file := writeProgram(t, "bs.json", mustProgram(t, b))
-	_, out, _ = runCLI(t, "dot", file)
+	_, out, _ = runCLI(t, "", "dot", file)
 	for _, want := range []string{`digraph "q\"uote" {`, `o0 [shape=diamond, label="g"];`, `t1 [label="b", style=rounded];`, `t0 -> o1 [style=dashed, label="release 1"];`, `o1 -> t1 [style=dashed, label="acquire 1"];`, `o0 -> t0 [style=dashed, label="sync"];`} {
 		if !strings.Contains(out, want) {
 			t.Errorf("dot output lacks %q:\n%s", want, out)
 		}
 	}
 	bad := writeFile(t, "bad.json", []byte("{"))
-	if code, _, errOut := runCLI(t, "dot", bad); code != exitInvalid || !strings.Contains(errOut, "invalid.syntax") {
+	if code, _, errOut := runCLI(t, "", "dot", bad); code != exitInvalid || !strings.Contains(errOut, "invalid.syntax") {
 		t.Errorf("dot of bad input = %d: %s", code, errOut)
 	}
 }

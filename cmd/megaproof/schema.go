@@ -2,7 +2,6 @@ package main
 
 import (
 	_ "embed"
-	"fmt"
 	"io"
 )
 
@@ -16,23 +15,36 @@ var resultSchema []byte
 //go:embed schema/program.schema.json
 var programSchema []byte
 
-func runSchema(args []string, stdout, stderr io.Writer) int {
+// amkSchema is the JSON Schema of the AutoMegaKernel IR JSON verify reads.
+//
+//go:embed schema/amk.schema.json
+var amkSchema []byte
+
+// schemas are the schemas megaproof schema prints, the default first.
+var schemas = []struct {
+	name string
+	doc  []byte
+}{{"result", resultSchema}, {"program", programSchema}, {"amk", amkSchema}}
+
+func runSchema(args []string, _ io.Reader, stdout, stderr io.Writer) int {
+	fs := newFlags("schema", "[result|program|amk]", `Prints a JSON Schema (draft 2020-12):
+  result   one object of verify --json and verify --stream output (the default)
+  program  the megaproof/v1 program format
+  amk      the AutoMegaKernel IR JSON that verify reads (what megaproof requires of it)`, stderr)
+	args, status, done := parseFlags(fs, args, 0, 1)
+	if done {
+		return status
+	}
 	which := "result"
-	switch len(args) {
-	case 0:
-	case 1:
+	if len(args) == 1 {
 		which = args[0]
-	default:
-		which = ""
 	}
-	switch which {
-	case "result":
-		stdout.Write(resultSchema)
-	case "program":
-		stdout.Write(programSchema)
-	default:
-		fmt.Fprintln(stderr, "usage: megaproof schema [result|program]")
-		return exitInvalid
+	for _, s := range schemas {
+		if s.name == which {
+			stdout.Write(s.doc)
+			return exitSafe
+		}
 	}
-	return exitSafe
+	fs.Usage()
+	return exitInvalid
 }

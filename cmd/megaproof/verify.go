@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -8,6 +10,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
+	"strconv"
 	"strings"
 
 	"github.com/megaproof/megaproof/examples/llama/llamagen"
@@ -20,6 +24,19 @@ import (
 // defaultFile is the name reports give the embedded default schedule.
 const defaultFile = "(default)"
 
+// stdinFile is the file argument that reads standard input.
+const stdinFile = "-"
+
+// Codes the command adds to the verifier's: a file that cannot be read,
+// and an internal failure (a panic) while reading or verifying one.
+const (
+	codeIO       = "invalid.io"
+	codeInternal = "internal"
+)
+
+// defaultMaxBytes is the default input size limit, --max-bytes.
+const defaultMaxBytes = 1 << 30
+
 // Input formats a report names.
 const (
 	formatMegaproof = schedule.Format
@@ -31,38 +48,79 @@ const (
 // for (verify -iterations).
 var mpkIterations = mpk.DefaultIterations
 
-// report is the JSON object verify --json prints per file; its schema is
-// schema/result.schema.json.
-type report struct {
-	File     string          `json:"file"`
-	Format   string          `json:"format,omitempty"`
-	Program  string          `json:"program,omitempty"`
-	Verdict  verify.Verdict  `json:"verdict"`
-	Findings []reportFinding `json:"findings"`
-	Stats    verify.Stats    `json:"stats"`
+// inputFormat is one input format verify reads: detect tells it from
+// content, decode maps it into a program. Formats are tried in order; the
+// last one, megaproof JSON, takes everything the others do not detect.
+type inputFormat struct {
+	name   string
+	detect func(data []byte) bool
+	decode func(data []byte) (*schedule.Program, error)
 }
 
-// reportFinding is verify.Finding with task names instead of indices.
-type reportFinding struct {
-	Code          string           `json:"code"`
-	Message       string           `json:"message"`
-	Path          string           `json:"path,omitempty"`
-	Tasks         []string         `json:"tasks,omitempty"`
-	Related       []string         `json:"related,omitempty"`
-	Fix           string           `json:"fix,omitempty"`
-	Witness       []schedule.Event `json:"witness,omitempty"`
-	WitnessLength int              `json:"witness_length,omitempty"`
+var inputFormats = []inputFormat{
+	{formatMPK, mpk.Detect, func(data []byte) (*schedule.Program, error) {
+		return mpk.Options{Iterations: mpkIterations}.Unmarshal(data)
+	}},
+	{formatAMK, amk.Detect, amk.Unmarshal},
+	{formatMegaproof, func([]byte) bool { return true }, schedule.Unmarshal},
 }
 
-func runVerify(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("verify", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	jsonOut := fs.Bool("json", false, "print one JSON object per file")
-	fs.IntVar(&mpkIterations, "iterations", mpk.DefaultIterations, "consecutive iterations of an MPK task graph to verify")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: megaproof verify [--json] [FILE...]")
-		fs.PrintDefaults()
+// decode reads a program in any input format, detected from content.
+func decode(data []byte) (*schedule.Program, string, error) {
+	for _, f := range inputFormats {
+		if f.detect(data) {
+			p, err := f.decode(data)
+			return p, f.name, err
+		}
 	}
+	panic("unreachable: the last input format detects everything")
+}
+
+// verifier holds the options of one verify invocation.
+type verifier struct {
+	cfg      verify.Config
+	maxBytes int64
+	json     bool
+	verbose  bool
+	stdin    io.Reader
+	stdout   io.Writer
+	stderr   io.Writer
+}
+
+// runProgram is the verifier the command calls; tests replace it.
+var runProgram = verify.Run
+
+const verifyDoc = `Decides, for each FILE, whether the schedule can deadlock, race, read
+uninitialized memory or access memory out of bounds, and prints its verdict
+as soon as it is decided: safe, unsafe (findings with replayable witnesses),
+invalid (the JSON path of every problem) or inconclusive (the bound that
+was hit).
+
+FILE is megaproof JSON (format "megaproof/v1") or AutoMegaKernel IR JSON,
+told apart by content; - reads standard input. With no FILE, verify checks
+an embedded default schedule, a Llama-3.2-1B decode step on an H200.
+
+--json prints one JSON object per file, one per line (megaproof schema
+result). --stream reads one document per line of standard input and prints
+one JSON object per line for each, in order, as soon as it is decided; an
+empty line is an invalid document. A program that cannot be read is an
+invalid.io record, one larger than --max-bytes an invalid.limit record; an
+internal failure on one file is an internal record (exit status 4) and the
+other files are still verified.
+
+` + exitStatusDoc + ` Across several files the
+worst status wins, in the order unsafe, internal error, invalid,
+inconclusive, safe.`
+
+func runVerify(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := newFlags("verify", "[flags] [FILE...]", verifyDoc, stderr)
+	v := &verifier{stdin: stdin, stdout: stdout, stderr: stderr, maxBytes: defaultMaxBytes}
+	fs.BoolVar(&v.json, "json", false, "print one JSON object per file, one per line")
+	stream := fs.Bool("stream", false, "read one document per line of standard input, print one JSON object per line")
+	fs.BoolVar(&v.verbose, "v", false, "say what each analysis covered: tasks, threads, steps, accesses, pairs, engine")
+	fs.IntVar(&v.cfg.MaxStates, "max-states", verify.DefaultMaxStates, "the explorer's state `budget` on programs with semaphores; beyond it the verdict is inconclusive")
+	fs.IntVar(&mpkIterations, "iterations", mpk.DefaultIterations, "consecutive iterations of an MPK task graph to verify")
+	fs.Var((*byteSize)(&v.maxBytes), "max-bytes", "the input size `limit` per document, in bytes (suffixes KiB, MiB, GiB)")
 	files, err := parseInterspersed(fs, args)
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -70,36 +128,282 @@ func runVerify(args []string, stdout, stderr io.Writer) int {
 		}
 		return exitInvalid
 	}
-	var reports []*report
-	status := exitSafe
+	if v.cfg.MaxStates < 1 || v.maxBytes < 1 {
+		fmt.Fprintln(stderr, "megaproof verify: --max-states and --max-bytes must be positive")
+		return exitInvalid
+	}
+	if *stream {
+		if len(files) > 0 {
+			fmt.Fprintln(stderr, "megaproof verify: --stream reads standard input and takes no FILE")
+			return exitInvalid
+		}
+		return v.stream()
+	}
 	if len(files) == 0 {
-		reports = append(reports, verifyDefault())
+		return v.emit(v.guard(defaultFile, v.verifyDefault))
 	}
+	status := exitSafe
 	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			fmt.Fprintf(stderr, "megaproof: %v\n", err)
-			status = worse(status, exitInvalid)
-			continue
-		}
-		reports = append(reports, verifyData(f, data))
-	}
-	for _, r := range reports {
-		status = worse(status, exitStatus(r.Verdict))
-		if *jsonOut {
-			if err := writeJSON(stdout, r); err != nil {
-				fmt.Fprintf(stderr, "megaproof: %v\n", err)
-				return exitInvalid
-			}
-		} else {
-			writeText(stdout, r)
-		}
+		status = worse(status, v.emit(v.guard(f, func() *verify.Report { return v.verifyFile(f) })))
 	}
 	return status
 }
 
+// emit prints one report and returns its exit status.
+func (v *verifier) emit(r *verify.Report) int {
+	var err error
+	if v.json {
+		err = writeJSON(v.stdout, r)
+	} else {
+		err = writeText(v.stdout, r, v.verbose)
+	}
+	if err != nil {
+		fmt.Fprintf(v.stderr, "megaproof: %v\n", err)
+		return exitInvalid
+	}
+	return reportStatus(r)
+}
+
+// guard runs work, turning a panic into an internal record; the panic and
+// its stack go to stderr so that it can be reported.
+func (v *verifier) guard(file string, work func() *verify.Report) (r *verify.Report) {
+	defer func() {
+		if x := recover(); x != nil {
+			fmt.Fprintf(v.stderr, "megaproof: internal error on %s: %v\n%s", clean(file), x, debug.Stack())
+			r = &verify.Report{File: file, Verdict: verify.Inconclusive, Findings: []verify.ReportFinding{{
+				Code:    codeInternal,
+				Message: fmt.Sprintf("megaproof failed internally: %v (please report it with this input)", x),
+			}}}
+		}
+	}()
+	return work()
+}
+
+// reportStatus is the exit status of one report.
+func reportStatus(r *verify.Report) int {
+	for _, f := range r.Findings {
+		if f.Code == codeInternal {
+			return exitInternal
+		}
+	}
+	return exitStatus(r.Verdict)
+}
+
+// stream verifies one document per line of standard input.
+func (v *verifier) stream() int {
+	v.json = true
+	in := bufio.NewReaderSize(v.stdin, 1<<16)
+	status := exitSafe
+	for n := 1; ; n++ {
+		line, tooLong, err := readLine(in, v.maxBytes)
+		if err == io.EOF && line == nil && !tooLong {
+			return status
+		}
+		file := stdinFile + ":" + strconv.Itoa(n)
+		var r *verify.Report
+		switch {
+		case err != nil && err != io.EOF:
+			r = ioReport(file, err)
+		case tooLong:
+			r = limitReport(file, v.maxBytes)
+		default:
+			r = v.guard(file, func() *verify.Report { return v.verifyData(file, line) })
+		}
+		status = worse(status, v.emit(r))
+		if err != nil {
+			return status
+		}
+	}
+}
+
+// readLine reads one line without its line ending. A line longer than
+// limit is consumed and reported as tooLong, without being kept.
+func readLine(in *bufio.Reader, limit int64) (line []byte, tooLong bool, err error) {
+	var buf []byte
+	var n int64
+	for {
+		chunk, err := in.ReadSlice('\n')
+		n += int64(len(chunk))
+		if !tooLong {
+			buf = append(buf, chunk...)
+		}
+		if err == bufio.ErrBufferFull {
+			if n > limit+1 && !tooLong {
+				tooLong, buf = true, nil
+			}
+			continue
+		}
+		if err == io.EOF && n == 0 {
+			return nil, false, io.EOF
+		}
+		buf = bytes.TrimSuffix(buf, []byte("\n"))
+		buf = bytes.TrimSuffix(buf, []byte("\r"))
+		if !tooLong && int64(len(buf)) > limit {
+			tooLong, buf = true, nil
+		}
+		if tooLong {
+			return nil, true, err
+		}
+		if buf == nil {
+			buf = []byte{}
+		}
+		return buf, false, err
+	}
+}
+
+// verifyFile reads and verifies one file.
+func (v *verifier) verifyFile(file string) *verify.Report {
+	data, r := v.read(file)
+	if r != nil {
+		return r
+	}
+	return v.verifyData(file, data)
+}
+
+// read reads one document from a file or, for "-", standard input. It
+// returns an invalid.io or invalid.limit record when it cannot.
+func (v *verifier) read(file string) ([]byte, *verify.Report) {
+	var data []byte
+	var err error
+	if file == stdinFile {
+		data, err = readDocument(v.stdin, v.maxBytes)
+	} else {
+		var f *os.File
+		if f, err = os.Open(file); err == nil {
+			data, err = readDocument(f, v.maxBytes)
+			f.Close()
+		}
+	}
+	switch {
+	case errors.Is(err, errTooLarge):
+		return nil, limitReport(file, v.maxBytes)
+	case err != nil:
+		return nil, ioReport(file, err)
+	}
+	return data, nil
+}
+
+// verifyData decodes and verifies one document.
+func (v *verifier) verifyData(file string, data []byte) *verify.Report {
+	p, format, err := decode(data)
+	if err != nil {
+		r := verify.InvalidReport(err)
+		r.File = file
+		if c := r.Findings[0].Code; c != schedule.CodeSyntax && c != schedule.CodeFormat {
+			r.Format = format // recognized, though malformed
+		}
+		return r
+	}
+	r := v.verifyProgram(file, p)
+	r.Format = format
+	return r
+}
+
+// verifyDefault verifies the embedded default schedule.
+func (v *verifier) verifyDefault() *verify.Report {
+	p, err := defaultProgram()
+	if err != nil {
+		r := verify.InvalidReport(err)
+		r.File = defaultFile
+		return r
+	}
+	r := v.verifyProgram(defaultFile, p)
+	r.Format = formatMegaproof
+	return r
+}
+
+// defaultProgram is the schedule verify checks when given no file: the
+// Llama-3.2-1B decode step on an H200 from package llamagen.
+func defaultProgram() (*schedule.Program, error) {
+	return llamagen.Default()
+}
+
+// verifyProgram runs the verifier on a decoded program. A verifier error
+// (it has no bound to report) makes the report inconclusive, never safe.
+func (v *verifier) verifyProgram(file string, p *schedule.Program) *verify.Report {
+	res, err := runProgram(context.Background(), p, v.cfg)
+	if err != nil {
+		return &verify.Report{
+			File: file, Program: p.Name, Verdict: verify.Inconclusive,
+			Findings: []verify.ReportFinding{{Code: verify.CodeInconclusive, Message: "the verifier stopped: " + err.Error()}},
+		}
+	}
+	r := res.Report(p)
+	r.File = file
+	return r
+}
+
+// ioReport is the record of a file that cannot be read.
+func ioReport(file string, err error) *verify.Report {
+	return &verify.Report{File: file, Verdict: verify.Invalid, Findings: []verify.ReportFinding{{Code: codeIO, Message: err.Error()}}}
+}
+
+// limitReport is the record of a document beyond the size limit.
+func limitReport(file string, limit int64) *verify.Report {
+	return &verify.Report{File: file, Verdict: verify.Invalid, Findings: []verify.ReportFinding{{
+		Code: schedule.CodeLimit, Path: "$",
+		Message: fmt.Sprintf("the document is larger than the input limit of %s (--max-bytes)", byteSize(limit)),
+	}}}
+}
+
+// errTooLarge reports a document beyond the size limit.
+var errTooLarge = errors.New("document too large")
+
+// readDocument reads a whole document of at most limit bytes, or returns
+// errTooLarge. A regular file larger than limit is refused before it is
+// read. From a stream, bytes are kept only while they may still be
+// decoded: once the first MiB cannot begin any JSON document (a JSON
+// syntax error strictly inside it, as in /dev/zero), the rest is only
+// counted, and if the stream ends within the limit the kept prefix gives
+// the same first syntax error that the whole document would.
+func readDocument(r io.Reader, limit int64) ([]byte, error) {
+	const sniff = 1 << 20
+	var buf []byte
+	if f, ok := r.(*os.File); ok {
+		if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+			if fi.Size() > limit {
+				return nil, errTooLarge
+			}
+			buf = make([]byte, 0, fi.Size()+1)
+		}
+	}
+	var n int64
+	doomed := false
+	scratch := make([]byte, 1<<16)
+	for {
+		k, err := r.Read(scratch)
+		n += int64(k)
+		if n > limit {
+			return nil, errTooLarge
+		}
+		if !doomed {
+			buf = append(buf, scratch[:k]...)
+			if len(buf) >= sniff && len(buf)-k < sniff {
+				doomed = cannotBeginJSON(buf)
+			}
+		}
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+}
+
+// cannotBeginJSON reports whether prefix holds a JSON syntax error before
+// its end (after an optional UTF-8 byte order mark), so that no
+// continuation makes it a JSON document.
+func cannotBeginJSON(prefix []byte) bool {
+	prefix = bytes.TrimPrefix(prefix, []byte("\xef\xbb\xbf"))
+	var se *json.SyntaxError
+	err := json.Unmarshal(prefix, new(json.RawMessage))
+	return errors.As(err, &se) && se.Offset < int64(len(prefix))
+}
+
 // parseInterspersed parses flags that may appear before, between or after
-// file arguments and returns the files.
+// file arguments and returns the files. A lone "-" is a file (standard
+// input); "--" ends the flags.
 func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 	var files []string
 	for {
@@ -109,8 +413,12 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 		if fs.NArg() == 0 {
 			return files, nil
 		}
-		files = append(files, fs.Arg(0))
-		args = fs.Args()[1:]
+		rest := fs.Args()
+		if len(args) > len(rest) && args[len(args)-len(rest)-1] == "--" {
+			return append(files, rest...), nil
+		}
+		files = append(files, rest[0])
+		args = rest[1:]
 	}
 }
 
@@ -127,12 +435,14 @@ func exitStatus(v verify.Verdict) int {
 	return exitInvalid
 }
 
-// worse combines exit statuses: unsafe beats invalid, which beats
-// inconclusive, which beats safe.
+// worse combines exit statuses: unsafe beats an internal error, which
+// beats invalid, which beats inconclusive, which beats safe.
 func worse(a, b int) int {
 	rank := func(s int) int {
 		switch s {
 		case exitUnsafe:
+			return 4
+		case exitInternal:
 			return 3
 		case exitInvalid:
 			return 2
@@ -147,147 +457,36 @@ func worse(a, b int) int {
 	return a
 }
 
-// decode reads a program in either input format, detected from content.
-func decode(data []byte) (*schedule.Program, string, error) {
-	if mpk.Detect(data) {
-		p, err := mpk.Options{Iterations: mpkIterations}.Unmarshal(data)
-		return p, formatMPK, err
+// byteSize is a byte count flag that accepts KiB, MiB and GiB suffixes.
+type byteSize int64
+
+func (b byteSize) String() string {
+	switch {
+	case b > 0 && b%(1<<30) == 0:
+		return fmt.Sprintf("%dGiB", b>>30)
+	case b > 0 && b%(1<<20) == 0:
+		return fmt.Sprintf("%dMiB", b>>20)
+	case b > 0 && b%(1<<10) == 0:
+		return fmt.Sprintf("%dKiB", b>>10)
 	}
-	if amk.Detect(data) {
-		p, err := amk.Unmarshal(data)
-		return p, formatAMK, err
-	}
-	p, err := schedule.Unmarshal(data)
-	return p, formatMegaproof, err
+	return strconv.FormatInt(int64(b), 10)
 }
 
-// verifyData decodes and verifies one file's contents.
-func verifyData(file string, data []byte) *report {
-	p, format, err := decode(data)
-	if err != nil {
-		r := invalidReport(file, err)
-		if c := r.Findings[0].Code; c != schedule.CodeSyntax && c != schedule.CodeFormat {
-			r.Format = format // recognized, though malformed
-		}
-		return r
-	}
-	r := verifyProgram(file, p)
-	r.Format = format
-	return r
-}
-
-// verifyDefault verifies the embedded default schedule.
-func verifyDefault() *report {
-	p, err := defaultProgram()
-	if err != nil {
-		return invalidReport(defaultFile, err)
-	}
-	r := verifyProgram(defaultFile, p)
-	r.Format = formatMegaproof
-	return r
-}
-
-// defaultProgram is the schedule verify checks when given no file: the
-// Llama-3.2-1B decode step on an H200 from package llamagen.
-func defaultProgram() (*schedule.Program, error) {
-	return llamagen.Default()
-}
-
-// verifyProgram runs the verifier on a decoded program. A verifier error
-// (it has no bound to report) makes the report inconclusive, never safe.
-func verifyProgram(file string, p *schedule.Program) *report {
-	res, err := verify.Run(context.Background(), p, verify.Config{})
-	if err != nil {
-		return &report{
-			File: file, Program: p.Name, Verdict: verify.Inconclusive,
-			Findings: []reportFinding{{Code: verify.CodeInconclusive, Message: "the verifier stopped: " + err.Error()}},
+func (b *byteSize) Set(s string) error {
+	mul := int64(1)
+	for _, u := range []struct {
+		suffix string
+		mul    int64
+	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}} {
+		if t, ok := strings.CutSuffix(s, u.suffix); ok {
+			s, mul = t, u.mul
+			break
 		}
 	}
-	return newReport(file, p, res)
-}
-
-// newReport renders a result, naming tasks instead of numbering them.
-func newReport(file string, p *schedule.Program, res *verify.Result) *report {
-	r := &report{File: file, Program: p.Name, Verdict: res.Verdict, Stats: res.Stats, Findings: []reportFinding{}}
-	for _, f := range res.Findings {
-		rf := reportFinding{Code: f.Code, Message: f.Message, Path: f.Path, Related: f.Related, Fix: f.Fix, Witness: f.Witness, WitnessLength: len(f.Witness)}
-		for _, t := range f.Tasks {
-			name := fmt.Sprintf("#%d", t)
-			if t >= 0 && t < len(p.Tasks) {
-				name = p.Tasks[t].Name
-			}
-			rf.Tasks = append(rf.Tasks, name)
-		}
-		r.Findings = append(r.Findings, rf)
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n < 1 || n > (1<<62)/mul {
+		return fmt.Errorf("want a positive byte count such as 1048576 or 64MiB")
 	}
-	return r
-}
-
-// invalidReport turns a decoding error into an invalid verdict with one
-// finding per diagnostic.
-func invalidReport(file string, err error) *report {
-	r := &report{File: file, Verdict: verify.Invalid, Findings: []reportFinding{}}
-	var se *schedule.Error
-	if errors.As(err, &se) {
-		for _, d := range se.Diagnostics {
-			r.Findings = append(r.Findings, reportFinding{Code: d.Code, Message: d.Message, Path: d.Path})
-		}
-	}
-	if len(r.Findings) == 0 {
-		r.Findings = append(r.Findings, reportFinding{Code: schedule.CodeSyntax, Message: err.Error(), Path: "$"})
-	}
-	return r
-}
-
-// writeJSON writes a report as one line of JSON, without escaping <, > and
-// & (messages quote thresholds such as "ready >= 2").
-func writeJSON(w io.Writer, r *report) error {
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	return enc.Encode(r)
-}
-
-// writeText renders a report for people: a verdict line, then one line per
-// finding with its details indented beneath.
-func writeText(w io.Writer, r *report) {
-	head := r.File
-	if r.Program != "" && r.Program != r.File {
-		head += " (" + r.Program + ")"
-	}
-	switch r.Verdict {
-	case verify.Safe:
-		s := r.Stats
-		fmt.Fprintf(w, "%s: safe: %d tasks, %d threads, %d steps, %d accesses, %d conflicting pairs ordered", head, s.Tasks, s.Threads, s.Steps, s.Accesses, s.Pairs)
-		if s.Engine != "" {
-			fmt.Fprintf(w, " [%s]", s.Engine)
-		}
-		fmt.Fprintln(w)
-		return
-	default:
-		n := len(r.Findings)
-		plural := "s"
-		if n == 1 {
-			plural = ""
-		}
-		fmt.Fprintf(w, "%s: %s: %d finding%s\n", head, r.Verdict, n, plural)
-	}
-	for _, f := range r.Findings {
-		loc := ""
-		if f.Path != "" {
-			loc = " at " + f.Path
-		}
-		fmt.Fprintf(w, "  %s%s: %s\n", f.Code, loc, f.Message)
-		if len(f.Tasks) > 0 {
-			fmt.Fprintf(w, "      tasks: %s\n", strings.Join(f.Tasks, ", "))
-		}
-		for _, rel := range f.Related {
-			fmt.Fprintf(w, "      %s\n", rel)
-		}
-		if f.Fix != "" {
-			fmt.Fprintf(w, "      fix: %s\n", f.Fix)
-		}
-		if len(f.Witness) > 0 {
-			fmt.Fprintf(w, "      witness: %d events (replay with --json)\n", len(f.Witness))
-		}
-	}
+	*b = byteSize(n * mul)
+	return nil
 }
