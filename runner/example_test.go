@@ -1,8 +1,10 @@
 package runner_test
 
 import (
+	"context"
 	"fmt"
 
+	"github.com/megaproof/megaproof/examples/llama/llamagen"
 	"github.com/megaproof/megaproof/runner"
 	"github.com/megaproof/megaproof/schedule"
 )
@@ -29,4 +31,46 @@ func ExampleReference() {
 	// Output:
 	// x b7 6b 90 64
 	// y b8 6c 91 65
+}
+
+// Greedy decoding of a tiny Llama-shaped model with verified llamagen
+// programs, on a host heap (the CPU reference; a device's Resident heap
+// runs the same loop).
+func ExampleGeneration() {
+	m := llamagen.Model{Name: "tiny", Hidden: 64, Intermediate: 96, Layers: 2, Heads: 4, KVHeads: 2, HeadDim: 32, Vocab: 200, Eps: 1e-5, Theta: 10000}
+	cfg := llamagen.Config{Model: m, Target: llamagen.Target{Name: "toy", SMs: 4, PerSM: 1}, Tile: 32, MaxSeq: 16, PosSet: true, Numeric: true}
+	opt := runner.Options{Init: runner.LlamaSource(runner.SeededTensors{Seed: 3, Untied: true})}
+	prog := func(pos int) (*runner.Encoded, error) {
+		c := cfg
+		c.Pos = pos
+		p, err := llamagen.Generate(c)
+		if err != nil {
+			return nil, err
+		}
+		return runner.Prepare(context.Background(), p, opt) // refuses programs verify does not call safe
+	}
+	e0, err := prog(0)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	heap, err := runner.NewHostHeap(e0, opt)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	g := &runner.Generation{Heap: heap, Program: prog, Opt: opt}
+	steps, err := g.Run(context.Background(), 0, 4, []int32{7})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, s := range steps {
+		fmt.Printf("position %d: %d -> %d\n", s.Pos, s.In[0], s.Out[0])
+	}
+	// Output:
+	// position 0: 7 -> 147
+	// position 1: 147 -> 83
+	// position 2: 83 -> 26
+	// position 3: 26 -> 125
 }
