@@ -180,7 +180,7 @@
 // model (the lowered program, its conflict and dependence tables) is
 // linear in operations times threads plus quadratic in tasks, and is not
 // counted. A 60-worker program of 180 semaphore-guarded tasks has
-// 10,920-byte keys and a 32 MB path: the default budget holds about 44,000
+// 10,920-byte keys and a 32 MB path: the default budget holds about 46,000
 // of its states.
 //
 // # Guarantees and limits
