@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/megaproof/megaproof/internal/geom"
 	"github.com/megaproof/megaproof/schedule"
 )
 
@@ -102,7 +103,8 @@ func Run(ctx context.Context, p *schedule.Program, cfg Config) (*Result, error) 
 	}
 	b := newBudget(ctx, cfg)
 	res := &Result{Complete: true}
-	res.Findings = staticFindings(p)
+	var refused string
+	res.Findings, refused = staticFindings(p)
 	threads := p.Launch.Workers
 	for i := range p.Tasks {
 		if !p.Tasks[i].Pinned() {
@@ -120,6 +122,14 @@ func Run(ctx context.Context, p *schedule.Program, cfg Config) (*Result, error) 
 		return res, nil
 	}
 	m := newModel(p)
+	if refused == "" {
+		refused = m.refused
+	}
+	if refused != "" {
+		res.Complete, res.Limit, res.Reason = false, LimitSize, refused
+		sortFindings(res.Findings)
+		return res, nil
+	}
 	md := mode{resid: !p.Launch.Cooperative && p.Launch.Workers > p.Launch.Capacity(), dispatch: m.dyn > 0}
 
 	// The main exploration: the executions of docs/SEMANTICS.md (residency
@@ -360,15 +370,10 @@ func raceKind(p *schedule.Program, a, c int) string {
 
 func overlap(p *schedule.Program, xs, ys []schedule.Access) bool {
 	for _, x := range xs {
+		kx, rx := arenaRect(p, x)
 		for _, y := range ys {
-			for xl, xh := range x.Spans() {
-				ax, xl, xh := schedule.ArenaSpan(p, x.Buffer, xl, xh)
-				for yl, yh := range y.Spans() {
-					ay, yl, yh := schedule.ArenaSpan(p, y.Buffer, yl, yh)
-					if ax == ay && xl < yh && yl < xh {
-						return true
-					}
-				}
+			if ky, ry := arenaRect(p, y); kx == ky && geom.Overlap(rx, ry) {
+				return true
 			}
 		}
 	}
@@ -397,12 +402,11 @@ func describeStuck(m *model, tasks []int) string {
 // staticFindings reports out-of-bounds accesses, writes to read-only
 // buffers, output bytes no write covers and a cooperative launch beyond
 // capacity.
-func staticFindings(p *schedule.Program) []Finding {
-	var fs []Finding
+func staticFindings(p *schedule.Program) (fs []Finding, refused string) {
 	if p.Launch.Cooperative && p.Launch.Workers > p.Launch.Capacity() {
 		fs = append(fs, Finding{Code: CodeOccupancy, Message: fmt.Sprintf("cooperative launch of %d workers exceeds the %d the target keeps co-resident", p.Launch.Workers, p.Launch.Capacity())})
 	}
-	outCover := make([][][2]int64, len(p.Buffers))
+	outCover := make([][]geom.Rect, len(p.Buffers))
 	for i := range p.Tasks {
 		t := &p.Tasks[i]
 		oob, ro := false, false
@@ -413,7 +417,7 @@ func staticFindings(p *schedule.Program) []Finding {
 			oob = oob || outside(p, a)
 			ro = ro || p.Buffers[a.Buffer].Kind.ReadOnly()
 			if p.Buffers[a.Buffer].Kind == schedule.KindOutput {
-				outCover[a.Buffer] = append(outCover[a.Buffer], spansOf(a)...)
+				outCover[a.Buffer] = append(outCover[a.Buffer], bufferRect(a))
 			}
 		}
 		if oob {
@@ -427,28 +431,15 @@ func staticFindings(p *schedule.Program) []Finding {
 		if bf.Kind != schedule.KindOutput {
 			continue
 		}
-		c := outCover[i]
-		slices.SortFunc(c, func(x, y [2]int64) int { return cmpInt(x[0], y[0]) })
-		if !covered(c, 0, int64(bf.Size)) {
+		_, found, ok := geom.Uncovered([]geom.Rect{geom.Strided(geom.Pos(0, 0), bf.Size, 1, 0)}, outCover[i], geomBudget)
+		switch {
+		case !ok && refused == "":
+			refused = coverageRefused(fmt.Sprintf("of output buffer %q its writes cover", bf.Name))
+		case found:
 			fs = append(fs, Finding{Code: CodeOutputUnwritten, Message: fmt.Sprintf("bytes of output buffer %q are never written", bf.Name)})
 		}
 	}
-	return fs
-}
-
-func outside(p *schedule.Program, a schedule.Access) bool {
-	lo, hi := a.Extent()
-	return lo < 0 || hi > int64(p.Buffers[a.Buffer].Size)
-}
-
-func cmpInt(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
+	return fs, refused
 }
 
 func sortFindings(fs []Finding) {

@@ -1,6 +1,7 @@
 package explore
 
 import (
+	"fmt"
 	"github.com/megaproof/megaproof/schedule"
 )
 
@@ -41,8 +42,10 @@ type access struct {
 
 // readCheck is one read of a scratch or output buffer by a task, with the
 // same-buffer writes of other tasks that could initialize it.
+// Its ranges are of cells, not bytes (see readCells): the read is [0, n)
+// and each writer the cells it covers.
 type readCheck struct {
-	spans   [][2]int64 // the read's byte ranges in its buffer
+	spans   [][2]int64 // the read's cells
 	writers []int32    // candidate writer tasks
 	wspans  [][][2]int64
 }
@@ -50,6 +53,7 @@ type readCheck struct {
 // model is the program in the explorer's dense form, shared by every
 // exploration of one Run.
 type model struct {
+	refused string // why a coverage question refused the program, or ""
 	p       *schedule.Program
 	f       *schedule.Form
 	T, W    int // threads, workers
@@ -218,21 +222,9 @@ func newModel(p *schedule.Program) *model {
 			if k != schedule.KindScratch && k != schedule.KindOutput {
 				continue
 			}
-			rc := readCheck{spans: spansOf(rd)}
-			for w := range p.Tasks {
-				if w == r {
-					continue
-				}
-				var ws [][2]int64
-				for _, wr := range p.Tasks[w].Writes {
-					if wr.Buffer == rd.Buffer {
-						ws = append(ws, spansOf(wr)...)
-					}
-				}
-				if len(ws) > 0 {
-					rc.writers = append(rc.writers, int32(w))
-					rc.wspans = append(rc.wspans, ws)
-				}
+			rc, ok := readCells(p, r, rd)
+			if !ok && m.refused == "" {
+				m.refused = coverageRefused(fmt.Sprintf("task %q reads of %s writes cover", p.Tasks[r].Name, p.Buffers[rd.Buffer].Name))
 			}
 			m.reads[r] = append(m.reads[r], rc)
 		}
@@ -430,12 +422,4 @@ func (m *model) setup(md mode) {
 		}
 	}
 	m.accOff[m.opBase[T]] = int32(len(m.accs))
-}
-
-func spansOf(a schedule.Access) [][2]int64 {
-	var s [][2]int64
-	for lo, hi := range a.Spans() {
-		s = append(s, [2]int64{lo, hi})
-	}
-	return s
 }
