@@ -64,7 +64,7 @@ type grid struct {
 
 // gridBudget bounds the items of every arena's grid together, for a
 // program of the given number of accesses; tests shrink it.
-var gridBudget = func(accesses int) int64 { return 16*int64(accesses) + 1<<22 }
+var gridBudget = func(accesses int) int64 { return 16*int64(accesses) + 1<<20 }
 
 func newGrid(p *schedule.Program, ran func(task int32) bool) (*grid, int) {
 	g := &grid{p: p, key: make([]int32, len(p.Buffers)), base: make([]uint64, len(p.Buffers))}
@@ -832,8 +832,8 @@ func (v *verifier) reportRaces(cut int) {
 	slices.Sort(v.truncated)
 }
 
-// uninitBudget bounds the pieces of the buffers' grids and the work of
-// splitting reads into cells in the uninitialized-read check, for a
+// uninitBudget bounds the work of splitting reads into cells in the
+// uninitialized-read check (the buffers' grids take gridBudget), for a
 // program of the given number of accesses; tests shrink it.
 var uninitBudget = func(accesses int) int64 { return 64*int64(accesses) + 1<<24 }
 
@@ -928,7 +928,7 @@ func (v *verifier) checkUninitialized(ctx context.Context, run *engine) error {
 		}
 	}
 	budget := uninitBudget(accesses)
-	left := budget
+	left := gridBudget(accesses)
 	writes := make([]bufferWrites, len(p.Buffers))
 	for b := range writes {
 		if !read[b] {

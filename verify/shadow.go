@@ -101,7 +101,7 @@ func (v *verifier) shadowOrder(ctx context.Context, run *engine, g *grid, access
 	p := f.p
 	visited, nextCheck := 0, 1<<16
 	cp.run(run.trace, func(b int32) bool {
-		if visited++; visited%4096 == 0 || sp.work >= nextCheck {
+		if visited++; visited%1024 == 0 || sp.work >= nextCheck {
 			nextCheck = sp.work + 1<<16
 			if ctx.Err() != nil {
 				err = ctx.Err()

@@ -77,7 +77,7 @@ func TestShadowPass(t *testing.T) {
 				initialized++
 			}
 			for _, f := range slow.Findings {
-				if strings.HasPrefix(f.Code, "race.") || init && f.Code == CodeUninitializedRead {
+				if strings.HasPrefix(f.Code, "race.") && f.Code != CodeRaceScope || init && f.Code == CodeUninitializedRead {
 					rt.Fatalf("the shadow pass proved (ordered, covered) = (%v, %v), but the pairwise analysis finds %s: %s", ok, init, f.Code, f.Message)
 				}
 			}

@@ -31,7 +31,7 @@ func (v *verifier) addStatic(at int, static []Finding) {
 // staticBudget bounds the pieces and work of deciding which bytes of one
 // output buffer its writes cover (see internal/geom), for that many
 // writes; tests shrink it.
-var staticBudget = func(writes int) int64 { return 64*int64(writes) + 1<<22 }
+var staticBudget = func(writes int) int64 { return 64*int64(writes) + 1<<21 }
 
 // staticFindings computes the static findings. Bounds are decided on each
 // access's extent, output coverage on the writes' rectangles: neither
