@@ -294,7 +294,7 @@ func (v *verifier) explore(ctx context.Context) error {
 	for _, f := range res.Findings {
 		switch {
 		case f.Code == CodeOutOfBounds, f.Code == CodeReadonlyWrite, f.Code == CodeOutputUnwritten,
-			f.Code == CodeOccupancy && len(f.Trace) == 0 && v.orig.Launch.Cooperative:
+			f.Code == CodeOccupancy && len(f.Trace) == 0 && len(f.Tasks) == 0 && v.orig.Launch.Cooperative:
 			continue // static findings, already reported by checkStatic
 		}
 		v.add(Finding{Code: f.Code, Message: f.Message, Tasks: f.Tasks, Witness: f.Trace})
