@@ -3,12 +3,11 @@ package schedule
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"github.com/megaproof/megaproof/internal/jsontree"
 	"io"
-	"math"
-	"strconv"
+	"slices"
+
+	"github.com/megaproof/megaproof/internal/jsontree"
 )
 
 // The JSON form. Every cross reference is by name; fields appear in a fixed
@@ -269,32 +268,33 @@ func stepJSON(p *Program, s Step) jStep {
 	return j
 }
 
-// Decode reads one program in JSON form. Malformed input of any kind yields
-// an *[Error] whose diagnostics carry the JSON path of each problem; Decode
-// never panics.
-func Decode(r io.Reader) (*Program, error) {
-	data, err := io.ReadAll(r)
-	if err != nil {
-		return nil, err
-	}
-	return Unmarshal(data)
+// DefaultMaxInput is the largest document [Decode] and [Unmarshal] read:
+// 1 GiB. Longer input is an invalid.limit diagnostic.
+const DefaultMaxInput = 1 << 30
+
+// Decode reads one program in JSON form from r, at most [DefaultMaxInput]
+// bytes of it; see [DecodeLimit].
+func Decode(r io.Reader) (*Program, error) { return DecodeLimit(r, DefaultMaxInput) }
+
+// DecodeLimit reads one program in JSON form from r, streaming: it builds
+// the program in one pass over the input, holding little more than the
+// program. It reads at most maxInput bytes (maxInput <= 0: no limit) and
+// stops at the first byte beyond them, or at the first syntax error.
+//
+// Malformed input of any kind yields an *[Error] whose diagnostics carry
+// the JSON path of each problem: invalid.syntax (not JSON, invalid UTF-8,
+// a byte order mark or a UTF-16 encoding, trailing data), invalid.limit
+// (more than maxInput bytes, or more items than megaproof accepts), and
+// the rest of the invalid.* codes for what the format does not allow.
+// DecodeLimit never panics. An error of r itself is returned as it is.
+func DecodeLimit(r io.Reader, maxInput int64) (*Program, error) {
+	return decode(jsontree.NewReader(r, maxInput, maxDepth))
 }
 
-// Unmarshal decodes a program from JSON bytes; see [Decode].
+// Unmarshal decodes a program from JSON bytes, at most [DefaultMaxInput]
+// of them; see [DecodeLimit].
 func Unmarshal(data []byte) (*Program, error) {
-	root, d := parseTree(data)
-	if d != nil {
-		return nil, &Error{Diagnostics: []Diagnostic{*d}}
-	}
-	var ds diags
-	p := fromTree(&ds, root)
-	if err := ds.err(); err != nil {
-		return nil, err
-	}
-	if err := p.Validate(); err != nil {
-		return nil, err
-	}
-	return p, nil
+	return decode(jsontree.NewScanner(data, DefaultMaxInput, maxDepth))
 }
 
 // node is a parsed JSON value with object keys in document order.
@@ -302,146 +302,512 @@ type node = jsontree.Node
 
 const maxDepth = 64
 
-// parseTree parses a JSON document into a tree.
-func parseTree(data []byte) (*node, *Diagnostic) {
-	n, err := jsontree.Parse(data, maxDepth)
-	if err != nil {
-		code := CodeSyntax
-		if err.Duplicate {
-			code = CodeDuplicate
-		}
-		return nil, &Diagnostic{Code: code, Path: err.Path, Message: err.Message}
+// fatal turns a scanner error into the error a reader returns.
+func fatal(e *jsontree.Error) error {
+	if e.Kind == jsontree.IO {
+		return e.Err
 	}
-	return n, nil
+	code := CodeSyntax
+	switch e.Kind {
+	case jsontree.Duplicate:
+		code = CodeDuplicate
+	case jsontree.Limit:
+		code = CodeLimit
+	}
+	return &Error{Diagnostics: []Diagnostic{{Code: code, Path: e.Path, Message: e.Message}}}
 }
 
-// reader walks a parsed tree, converting values and collecting diagnostics.
-type reader struct{ ds *diags }
+// diagError turns collected diagnostics into an error (nil without any).
+func diagError(list []jsontree.Diag) error {
+	if len(list) == 0 {
+		return nil
+	}
+	ds := make([]Diagnostic, len(list))
+	for i, d := range list {
+		ds[i] = Diagnostic{Code: d.Code, Path: d.Path, Message: d.Message}
+	}
+	return &Error{Diagnostics: ds}
+}
+
+// The parts of a document, in the order the reader reports their
+// diagnostics: the top-level object, format, name, launch, then each list
+// (its elements, then its duplicate names).
+const (
+	rTop = iota
+	rFormat
+	rName
+	rLaunch
+	rLists
+)
+
+// Lists of named objects, in the order they are read: each may refer only
+// to those before it.
+const (
+	secArenas = iota
+	secBuffers
+	secCounters
+	secBarriers
+	secSemaphores
+	secTasks
+	nSections
+)
+
+var sectionKeys = [nSections]string{"arenas", "buffers", "counters", "barriers", "semaphores", "tasks"}
+
+// sectionOf returns the list a top-level key names, or -1.
+func sectionOf(key string) int {
+	for s, k := range sectionKeys {
+		if k == key {
+			return s
+		}
+	}
+	return -1
+}
+
+func rElems(sec int) int { return rLists + 2*sec }
+func rDups(sec int) int  { return rLists + 2*sec + 1 }
+
+// sectionLimit is the most elements a list may have.
+func sectionLimit(sec int) int {
+	if sec == secTasks {
+		return MaxTasks
+	}
+	return MaxObjects
+}
+
+// topKeys are the keys of a program object.
+var topKeys = []string{"format", "name", "launch", "arenas", "buffers", "counters", "barriers", "semaphores", "tasks"}
+
+// nameIndex maps the names of one list to their first index: by a scan
+// while the list is small, by a map beyond.
+type nameIndex struct {
+	small []nameAt
+	m     map[string]int32
+}
+
+type nameAt struct {
+	name string
+	i    int32
+}
+
+func (x *nameIndex) find(name []byte) (int32, bool) {
+	if x.m != nil {
+		i, ok := x.m[string(name)]
+		return i, ok
+	}
+	for _, e := range x.small {
+		if e.name == string(name) {
+			return e.i, true
+		}
+	}
+	return 0, false
+}
+
+// add adds a name and reports false if it is already there.
+func (x *nameIndex) add(name string, i int32) bool {
+	if _, dup := x.find([]byte(name)); dup {
+		return false
+	}
+	if x.m == nil && len(x.small) < 8 {
+		x.small = append(x.small, nameAt{name, i})
+		return true
+	}
+	if x.m == nil {
+		x.m = make(map[string]int32, 16)
+		for _, e := range x.small {
+			x.m[e.name] = e.i
+		}
+		x.small = nil
+	}
+	x.m[name] = i
+	return true
+}
+
+// conv converts parsed values into a program and collects diagnostics. The
+// fast reader uses it for the elements it cannot read directly, so both
+// ways of reading give the same program or the same diagnostics.
+type conv struct {
+	ds  *jsontree.Diags
+	p   *Program
+	idx [nSections]nameIndex
+	// done marks the lists whose names are all known. A lookup into a list
+	// not done sets deferred instead of reporting the name as unknown.
+	done     [nSections]bool
+	deferred bool
+}
+
+func (c *conv) add(code, path, format string, args ...any) { c.ds.Add(code, path, format, args...) }
+
+// finish indexes a list's names, reporting those declared twice.
+func (c *conv) finish(sec int) {
+	c.ds.Rank, c.ds.Elem, c.ds.Late = rDups(sec), 0, false
+	x := &c.idx[sec]
+	*x = nameIndex{}
+	n := c.count(sec)
+	for i := 0; i < n; i++ {
+		s := c.name(sec, i)
+		if s == "" {
+			continue
+		}
+		if !x.add(s, int32(i)) {
+			c.add(CodeDuplicate, fmt.Sprintf("$.%s[%d].name", sectionKeys[sec], i), "%s name %q declared twice", sectionKeys[sec], s)
+		}
+	}
+	c.done[sec] = true
+}
+
+func (c *conv) count(sec int) int {
+	p := c.p
+	return [nSections]int{len(p.Arenas), len(p.Buffers), len(p.Counters), len(p.Barriers), len(p.Semaphores), len(p.Tasks)}[sec]
+}
+
+func (c *conv) name(sec, i int) string {
+	p := c.p
+	switch sec {
+	case secArenas:
+		return p.Arenas[i].Name
+	case secBuffers:
+		return p.Buffers[i].Name
+	case secCounters:
+		return p.Counters[i].Name
+	case secBarriers:
+		return p.Barriers[i].Name
+	case secSemaphores:
+		return p.Semaphores[i].Name
+	}
+	return p.Tasks[i].Name
+}
+
+// lookup finds a name in a list, reporting it when the list is done and
+// does not have it.
+func (c *conv) lookup(sec int, what, name, path string) int32 {
+	if i, ok := c.idx[sec].find([]byte(name)); ok {
+		return i
+	}
+	if !c.done[sec] {
+		c.deferred = true
+		return -1
+	}
+	c.add(CodeReference, path, "no %s named %q", what, name)
+	return -1
+}
 
 // object checks that n is an object with only the allowed keys and returns a
 // lookup of its fields. Required keys that are missing are reported.
-func (r reader) object(n *node, path string, allowed []string, required ...string) (map[string]*node, bool) {
+func (c *conv) object(n *node, path string, allowed []string, required ...string) (map[string]*node, bool) {
 	if n.Kind != 'o' {
-		r.ds.add(CodeType, path, "want an object, have %s", jsontree.KindNames[n.Kind])
+		c.add(CodeType, path, "want an object, have %s", jsontree.KindNames[n.Kind])
 		return nil, false
 	}
 	m := make(map[string]*node, len(n.Keys))
 	for i, k := range n.Keys {
-		ok := false
-		for _, a := range allowed {
-			if a == k {
-				ok = true
-				break
-			}
-		}
-		if !ok {
-			r.ds.add(CodeUnknownField, path+"."+k, "unknown field %q", k)
+		if !slices.Contains(allowed, k) {
+			c.add(CodeUnknownField, path+"."+k, "unknown field %q", k)
 			continue
 		}
 		m[k] = n.Vals[i]
 	}
 	for _, k := range required {
 		if _, ok := m[k]; !ok {
-			r.ds.add(CodeMissing, path+"."+k, "required field %q is missing", k)
+			c.add(CodeMissing, path+"."+k, "required field %q is missing", k)
 		}
 	}
 	return m, true
 }
 
-func (r reader) array(n *node, path string) []*node {
+func (c *conv) array(n *node, path string) []*node {
 	if n == nil {
 		return nil
 	}
 	if n.Kind != 'a' {
-		r.ds.add(CodeType, path, "want an array, have %s", jsontree.KindNames[n.Kind])
+		c.add(CodeType, path, "want an array, have %s", jsontree.KindNames[n.Kind])
 		return nil
 	}
 	return n.Vals
 }
 
-func (r reader) str(n *node, path string) string {
+func (c *conv) str(n *node, path string) string {
 	if n == nil {
 		return ""
 	}
 	if n.Kind != 's' {
-		r.ds.add(CodeType, path, "want a string, have %s", jsontree.KindNames[n.Kind])
+		c.add(CodeType, path, "want a string, have %s", jsontree.KindNames[n.Kind])
 		return ""
 	}
 	return n.Str
 }
 
-func (r reader) boolean(n *node, path string) bool {
+func (c *conv) boolean(n *node, path string) bool {
 	if n == nil {
 		return false
 	}
 	if n.Kind != 'b' {
-		r.ds.add(CodeType, path, "want a boolean, have %s", jsontree.KindNames[n.Kind])
+		c.add(CodeType, path, "want a boolean, have %s", jsontree.KindNames[n.Kind])
 		return false
 	}
 	return n.B
 }
 
+// uintLit reads a number literal as a non-negative integer no larger than
+// max. Integral values written with a fraction or an exponent (512.0)
+// count, as in JSON Schema. On failure it returns the diagnostic's code
+// and message.
+func uintLit(lit []byte, max uint64) (v uint64, code, msg string) {
+	neg, mag, st := jsontree.ParseInteger(lit)
+	switch {
+	case st == jsontree.IntFraction:
+		return 0, CodeType, fmt.Sprintf("want an integer, have %s", lit)
+	case neg:
+		return 0, CodeSize, fmt.Sprintf("negative value %s", lit)
+	case st == jsontree.IntOverflow:
+		return 0, CodeSize, fmt.Sprintf("value %s overflows", lit)
+	case mag > max:
+		return 0, CodeSize, fmt.Sprintf("value %d exceeds %d", mag, max)
+	}
+	return mag, "", ""
+}
+
+// intLit reads a number literal as an integer within ±max; see uintLit.
+func intLit(lit []byte, max int64) (v int64, code, msg string) {
+	neg, mag, st := jsontree.ParseInteger(lit)
+	switch {
+	case st == jsontree.IntFraction:
+		return 0, CodeType, fmt.Sprintf("want an integer, have %s", lit)
+	case st == jsontree.IntOverflow || mag > 1<<63 || (!neg && mag == 1<<63):
+		return 0, CodeSize, fmt.Sprintf("value %s overflows", lit)
+	}
+	v = int64(mag)
+	if neg {
+		v = int64(-mag)
+	}
+	if max < 1<<63-1 && (v > max || v < -max) { // max = MaxInt64 admits every int64
+		return 0, CodeSize, fmt.Sprintf("value %d is beyond ±%d", v, max)
+	}
+	return v, "", ""
+}
+
 // uint reads a non-negative integer no larger than max.
-func (r reader) uint(n *node, path string, max uint64) uint64 {
+func (c *conv) uint(n *node, path string, max uint64) uint64 {
 	if n == nil {
 		return 0
 	}
 	if n.Kind != 'n' {
-		r.ds.add(CodeType, path, "want a number, have %s", jsontree.KindNames[n.Kind])
+		c.add(CodeType, path, "want a number, have %s", jsontree.KindNames[n.Kind])
 		return 0
 	}
-	v, err := strconv.ParseUint(n.Str, 10, 64)
-	if err != nil {
-		if len(n.Str) > 0 && n.Str[0] == '-' {
-			r.ds.add(CodeSize, path, "negative value %s", n.Str)
-		} else if _, ferr := strconv.ParseInt(n.Str, 10, 64); ferr != nil && (jsontree.IsInteger(n.Str) || hugeInteger(n.Str)) {
-			r.ds.add(CodeSize, path, "value %s overflows", n.Str)
-		} else {
-			r.ds.add(CodeType, path, "want an integer, have %s", n.Str)
-		}
-		return 0
-	}
-	if v > max {
-		r.ds.add(CodeSize, path, "value %d exceeds %d", v, max)
-		return 0
+	v, code, msg := uintLit([]byte(n.Str), max)
+	if code != "" {
+		c.add(code, path, "%s", msg)
 	}
 	return v
 }
 
 // int reads a signed integer within ±max.
-func (r reader) int(n *node, path string, max int64) int64 {
+func (c *conv) int(n *node, path string, max int64) int64 {
 	if n == nil {
 		return 0
 	}
 	if n.Kind != 'n' {
-		r.ds.add(CodeType, path, "want a number, have %s", jsontree.KindNames[n.Kind])
+		c.add(CodeType, path, "want a number, have %s", jsontree.KindNames[n.Kind])
 		return 0
 	}
-	v, err := strconv.ParseInt(n.Str, 10, 64)
-	if err != nil {
-		if jsontree.IsInteger(n.Str) || hugeInteger(n.Str) {
-			r.ds.add(CodeSize, path, "value %s overflows", n.Str)
-		} else {
-			r.ds.add(CodeType, path, "want an integer, have %s", n.Str)
-		}
-		return 0
-	}
-	if max < 1<<63-1 && (v > max || v < -max) { // max = MaxInt64 admits every int64
-		r.ds.add(CodeSize, path, "value %d is beyond ±%d", v, max)
-		return 0
+	v, code, msg := intLit([]byte(n.Str), max)
+	if code != "" {
+		c.add(code, path, "%s", msg)
 	}
 	return v
 }
 
-// hugeInteger reports whether a number literal in exponent or fraction
-// form (1e30, 1.5e300) denotes an integer beyond the int64 range, so it is
-// reported as an overflowing size rather than a wrong type.
-func hugeInteger(s string) bool {
-	f, err := strconv.ParseFloat(s, 64)
-	if err != nil && !errors.Is(err, strconv.ErrRange) {
+// zero reports whether n is a number whose value is 0.
+func zero(n *node) bool {
+	if n == nil || n.Kind != 'n' {
 		return false
 	}
-	return math.Abs(f) >= 1<<63 && f == math.Trunc(f)
+	_, mag, st := jsontree.ParseInteger([]byte(n.Str))
+	return st == jsontree.IntOK && mag == 0
+}
+
+// top reads the top-level object, reporting unknown keys and a missing
+// launch. It returns nil when n is not an object.
+func (c *conv) top(n *node) map[string]*node {
+	c.ds.Rank = rTop
+	m, ok := c.object(n, "$", topKeys, "launch")
+	if !ok {
+		return nil
+	}
+	return m
+}
+
+// format checks the format tag (n nil: absent) and reports whether the
+// rest of the document is to be read.
+func (c *conv) format(n *node) bool {
+	c.ds.Rank = rFormat
+	if n == nil {
+		c.add(CodeFormat, "$.format", "missing \"format\"; want %q", Format)
+		return false
+	}
+	if s := c.str(n, "$.format"); s != Format && n.Kind == 's' {
+		c.add(CodeFormat, "$.format", "format %q; want %q", s, Format)
+		return false
+	}
+	return true
+}
+
+func (c *conv) progName(n *node) {
+	c.ds.Rank = rName
+	c.p.Name = c.str(n, "$.name")
+}
+
+var launchKeys = []string{"target", "sms", "blocks_per_sm", "workers", "cooperative"}
+
+func (c *conv) launch(n *node) {
+	c.ds.Rank = rLaunch
+	l, ok := c.object(n, "$.launch", launchKeys, "sms", "workers")
+	if !ok {
+		return
+	}
+	c.p.Launch = Launch{
+		Target:      c.str(l["target"], "$.launch.target"),
+		SMs:         int(c.uint(l["sms"], "$.launch.sms", 1<<31-1)),
+		PerSM:       1,
+		Workers:     int(c.uint(l["workers"], "$.launch.workers", 1<<31-1)),
+		Cooperative: c.boolean(l["cooperative"], "$.launch.cooperative"),
+	}
+	if b := l["blocks_per_sm"]; b != nil {
+		c.p.Launch.PerSM = int(c.uint(b, "$.launch.blocks_per_sm", 1<<31-1))
+	}
+}
+
+// list reads a top-level list value: its elements, or nil after reporting
+// what is wrong with it.
+func (c *conv) list(sec int, n *node) []*node {
+	c.ds.Rank, c.ds.Elem = rElems(sec), 0
+	key := sectionKeys[sec]
+	list := c.array(n, "$."+key)
+	if max := sectionLimit(sec); len(list) > max {
+		c.limit(sec, len(list))
+		return nil
+	}
+	return list
+}
+
+func (c *conv) limit(sec, n int) {
+	c.add(CodeLimit, "$."+sectionKeys[sec], "%d entries exceed the limit of %d", n, sectionLimit(sec))
+}
+
+// element converts element i of a list into its place in the program
+// (appending it when it is the next).
+func (c *conv) element(sec int, n *node, i int) {
+	c.ds.Rank, c.ds.Elem = rElems(sec), i
+	path := fmt.Sprintf("$.%s[%d]", sectionKeys[sec], i)
+	p := c.p
+	switch sec {
+	case secArenas:
+		v := c.arena(n, path)
+		*slot(&p.Arenas, i) = v
+	case secBuffers:
+		v := c.buffer(n, path)
+		*slot(&p.Buffers, i) = v
+	case secCounters:
+		v := c.counter(n, path)
+		*slot(&p.Counters, i) = v
+	case secBarriers:
+		v := c.barrier(n, path)
+		*slot(&p.Barriers, i) = v
+	case secSemaphores:
+		v := c.semaphore(n, path)
+		*slot(&p.Semaphores, i) = v
+	case secTasks:
+		v := c.task(n, path)
+		*slot(&p.Tasks, i) = v
+	}
+}
+
+var (
+	arenaKeys     = []string{"name", "size"}
+	bufferKeys    = []string{"name", "kind", "size", "arena", "offset"}
+	counterKeys   = []string{"name", "init", "width"}
+	barrierKeys   = []string{"name", "parties"}
+	semaphoreKeys = []string{"name", "tokens"}
+	taskKeys      = []string{"name", "op", "params", "worker", "before", "reads", "writes", "after"}
+	stepKeys      = []string{"wait", "ge", "signal", "add", "sync", "arrive", "acquire", "release", "n", "fence", "order", "scope"}
+	stepKinds     = []string{"wait", "signal", "sync", "arrive", "acquire", "release", "fence"}
+	stepExtras    = []string{"ge", "add", "n", "order", "scope"}
+	accessKeys    = []string{"buffer", "offset", "length", "rows", "stride"}
+)
+
+func (c *conv) arena(n *node, path string) Arena {
+	o, ok := c.object(n, path, arenaKeys, "name", "size")
+	if !ok {
+		return Arena{}
+	}
+	return Arena{Name: c.str(o["name"], path+".name"), Size: c.uint(o["size"], path+".size", maxExtent)}
+}
+
+func (c *conv) buffer(n *node, path string) Buffer {
+	b := Buffer{Arena: NoArena, Kind: KindScratch}
+	o, ok := c.object(n, path, bufferKeys, "name", "kind", "size")
+	if !ok {
+		return b
+	}
+	b.Name = c.str(o["name"], path+".name")
+	b.Size = c.uint(o["size"], path+".size", maxExtent)
+	if k := o["kind"]; k != nil {
+		ks := c.str(k, path+".kind")
+		b.Kind = kindOf(ks)
+		if b.Kind == 0 && k.Kind == 's' {
+			c.add(CodeValue, path+".kind", "unknown buffer kind %q; want input, weight, output, scratch or state", ks)
+			b.Kind = KindScratch
+		}
+	}
+	if a := o["arena"]; a != nil {
+		b.Arena = c.lookup(secArenas, "arena", c.str(a, path+".arena"), path+".arena")
+		if b.Arena < 0 {
+			b.Arena = NoArena
+		}
+	}
+	b.Offset = c.uint(o["offset"], path+".offset", maxExtent)
+	return b
+}
+
+// kindOf returns the buffer kind of a name, or 0.
+func kindOf[S string | []byte](s S) BufferKind {
+	for k, name := range kindNames {
+		if name != "" && name == string(s) {
+			return BufferKind(k)
+		}
+	}
+	return 0
+}
+
+func (c *conv) counter(n *node, path string) Counter {
+	ct := Counter{Width: 32}
+	o, ok := c.object(n, path, counterKeys, "name")
+	if !ok {
+		return ct
+	}
+	ct.Name = c.str(o["name"], path+".name")
+	ct.Init = c.uint(o["init"], path+".init", ^uint64(0))
+	if w := o["width"]; w != nil {
+		ct.Width = uint8(c.uint(w, path+".width", 255))
+	}
+	return ct
+}
+
+func (c *conv) barrier(n *node, path string) Barrier {
+	o, ok := c.object(n, path, barrierKeys, "name", "parties")
+	if !ok {
+		return Barrier{}
+	}
+	return Barrier{Name: c.str(o["name"], path+".name"), Parties: int(c.uint(o["parties"], path+".parties", MaxTasks))}
+}
+
+func (c *conv) semaphore(n *node, path string) Semaphore {
+	o, ok := c.object(n, path, semaphoreKeys, "name")
+	if !ok {
+		return Semaphore{}
+	}
+	return Semaphore{Name: c.str(o["name"], path+".name"), Tokens: c.uint(o["tokens"], path+".tokens", maxExtent)}
 }
 
 // stepFields lists, per step kind, the fields a step of that kind may have
@@ -451,303 +817,152 @@ var stepFields = map[string][]string{
 	"sync": {}, "arrive": {}, "acquire": {"n", "scope"}, "release": {"n", "scope"}, "fence": {},
 }
 
-func fromTree(ds *diags, root *node) *Program {
-	r := reader{ds}
-	top, ok := r.object(root, "$", []string{"format", "name", "launch", "arenas", "buffers", "counters", "barriers", "semaphores", "tasks"}, "launch")
+func (c *conv) step(n *node, path string) Step {
+	o, ok := c.object(n, path, stepKeys)
 	if !ok {
-		return nil
+		return Step{}
 	}
-	if f, ok := top["format"]; ok {
-		if s := r.str(f, "$.format"); s != Format && f.Kind == 's' {
-			ds.add(CodeFormat, "$.format", "format %q; want %q", s, Format)
-			return nil
-		}
-	} else {
-		ds.add(CodeFormat, "$.format", "missing \"format\"; want %q", Format)
-		return nil
-	}
-	p := &Program{Name: r.str(top["name"], "$.name")}
-	if ln := top["launch"]; ln != nil {
-		if l, ok := r.object(ln, "$.launch", []string{"target", "sms", "blocks_per_sm", "workers", "cooperative"}, "sms", "workers"); ok {
-			p.Launch = Launch{
-				Target:      r.str(l["target"], "$.launch.target"),
-				SMs:         int(r.uint(l["sms"], "$.launch.sms", 1<<31-1)),
-				PerSM:       1,
-				Workers:     int(r.uint(l["workers"], "$.launch.workers", 1<<31-1)),
-				Cooperative: r.boolean(l["cooperative"], "$.launch.cooperative"),
-			}
-			if n := l["blocks_per_sm"]; n != nil {
-				p.Launch.PerSM = int(r.uint(n, "$.launch.blocks_per_sm", 1<<31-1))
-			}
+	var kinds []string
+	for _, k := range stepKinds {
+		if o[k] != nil {
+			kinds = append(kinds, k)
 		}
 	}
-	// Name tables, built as each list is read.
-	index := func(kind string, list []*node, name func(i int) string) map[string]int32 {
-		m := make(map[string]int32, len(list))
-		for i := range list {
-			s := name(i)
-			if s == "" {
-				continue
-			}
-			if _, dup := m[s]; dup {
-				ds.add(CodeDuplicate, fmt.Sprintf("$.%s[%d].name", kind, i), "%s name %q declared twice", kind, s)
-				continue
-			}
-			m[s] = int32(i)
+	if len(kinds) != 1 {
+		if len(kinds) == 0 {
+			c.add(CodeMissing, path, "a step needs one of wait, signal, sync, arrive, acquire, release or fence")
+		} else {
+			c.add(CodeValue, path, "a step has exactly one kind, have %v", kinds)
 		}
-		return m
+		return Step{}
 	}
-	lookup := func(m map[string]int32, what, name, path string) int32 {
-		i, ok := m[name]
-		if !ok {
-			ds.add(CodeReference, path, "no %s named %q", what, name)
-			return -1
+	k := kinds[0]
+	kp := path + "." + k
+	name := c.str(o[k], kp)
+	for _, extra := range stepExtras {
+		if o[extra] != nil && !slices.Contains(stepFields[k], extra) {
+			c.add(CodeUnknownField, path+"."+extra, "field %q does not apply to a %s step", extra, k)
 		}
-		return i
 	}
-	limit := func(key string, list []*node) []*node {
-		max := MaxObjects
-		if key == "tasks" {
-			max = MaxTasks
+	var s Step
+	switch k {
+	case "wait":
+		s = Step{Kind: Wait, Object: c.lookup(secCounters, "counter", name, kp)}
+		if o["ge"] == nil {
+			c.add(CodeMissing, path+".ge", "a wait needs a threshold \"ge\"")
+		} else {
+			s.Value = c.uint(o["ge"], path+".ge", ^uint64(0))
+			if zero(o["ge"]) {
+				c.add(CodeThreshold, path+".ge", "threshold 0 never waits")
+			}
 		}
-		if len(list) > max {
-			ds.add(CodeLimit, "$."+key, "%d entries exceed the limit of %d", len(list), max)
-			return nil
+	case "signal":
+		s = Step{Kind: Signal, Object: c.lookup(secCounters, "counter", name, kp), Value: 1}
+		if o["add"] != nil {
+			s.Value = c.uint(o["add"], path+".add", maxExtent)
 		}
-		return list
+	case "sync", "arrive":
+		s = Step{Kind: Sync, Object: c.lookup(secBarriers, "barrier", name, kp)}
+		if k == "arrive" {
+			s.Kind = Arrive
+		}
+	case "acquire", "release":
+		s = Step{Kind: Acquire, Object: c.lookup(secSemaphores, "semaphore", name, kp), Value: 1}
+		if k == "release" {
+			s.Kind = Release
+		}
+		if o["n"] != nil {
+			s.Value = c.uint(o["n"], path+".n", maxExtent)
+		}
+	case "fence":
+		s = Step{Kind: Fence, Scope: c.scope(name, kp)}
 	}
-
-	arenas := limit("arenas", r.array(top["arenas"], "$.arenas"))
-	for i, n := range arenas {
-		path := fmt.Sprintf("$.arenas[%d]", i)
-		o, ok := r.object(n, path, []string{"name", "size"}, "name", "size")
-		if !ok {
-			p.Arenas = append(p.Arenas, Arena{})
-			continue
+	if ord := o["order"]; ord != nil {
+		v := c.str(ord, path+".order")
+		want := map[StepKind]string{Wait: "acquire", Signal: "release"}[s.Kind]
+		switch v {
+		case "relaxed":
+			s.Relaxed = true
+		case want:
+		default:
+			if ord.Kind == 's' {
+				c.add(CodeValue, path+".order", "order %q; a %s is %q or \"relaxed\"", v, k, want)
+			}
 		}
-		p.Arenas = append(p.Arenas, Arena{Name: r.str(o["name"], path+".name"), Size: r.uint(o["size"], path+".size", maxExtent)})
 	}
-	arenaIdx := index("arenas", arenas, func(i int) string { return p.Arenas[i].Name })
-
-	buffers := limit("buffers", r.array(top["buffers"], "$.buffers"))
-	for i, n := range buffers {
-		path := fmt.Sprintf("$.buffers[%d]", i)
-		b := Buffer{Arena: NoArena, Kind: KindScratch}
-		if o, ok := r.object(n, path, []string{"name", "kind", "size", "arena", "offset"}, "name", "kind", "size"); ok {
-			b.Name = r.str(o["name"], path+".name")
-			b.Size = r.uint(o["size"], path+".size", maxExtent)
-			if k := o["kind"]; k != nil {
-				ks := r.str(k, path+".kind")
-				b.Kind = 0
-				for kk, name := range kindNames {
-					if name != "" && name == ks {
-						b.Kind = BufferKind(kk)
-					}
-				}
-				if b.Kind == 0 && k.Kind == 's' {
-					ds.add(CodeValue, path+".kind", "unknown buffer kind %q; want input, weight, output, scratch or state", ks)
-					b.Kind = KindScratch
-				}
-			}
-			if a := o["arena"]; a != nil {
-				b.Arena = lookup(arenaIdx, "arena", r.str(a, path+".arena"), path+".arena")
-				if b.Arena < 0 {
-					b.Arena = NoArena
-				}
-			}
-			b.Offset = r.uint(o["offset"], path+".offset", maxExtent)
-		}
-		p.Buffers = append(p.Buffers, b)
+	if sc := o["scope"]; sc != nil {
+		s.Scope = c.scope(c.str(sc, path+".scope"), path+".scope")
 	}
-	bufIdx := index("buffers", buffers, func(i int) string { return p.Buffers[i].Name })
-
-	counters := limit("counters", r.array(top["counters"], "$.counters"))
-	for i, n := range counters {
-		path := fmt.Sprintf("$.counters[%d]", i)
-		c := Counter{Width: 32}
-		if o, ok := r.object(n, path, []string{"name", "init", "width"}, "name"); ok {
-			c.Name = r.str(o["name"], path+".name")
-			c.Init = r.uint(o["init"], path+".init", ^uint64(0))
-			if w := o["width"]; w != nil {
-				c.Width = uint8(r.uint(w, path+".width", 255))
-			}
-		}
-		p.Counters = append(p.Counters, c)
-	}
-	ctrIdx := index("counters", counters, func(i int) string { return p.Counters[i].Name })
-
-	barriers := limit("barriers", r.array(top["barriers"], "$.barriers"))
-	for i, n := range barriers {
-		path := fmt.Sprintf("$.barriers[%d]", i)
-		var b Barrier
-		if o, ok := r.object(n, path, []string{"name", "parties"}, "name", "parties"); ok {
-			b = Barrier{Name: r.str(o["name"], path+".name"), Parties: int(r.uint(o["parties"], path+".parties", MaxTasks))}
-		}
-		p.Barriers = append(p.Barriers, b)
-	}
-	barIdx := index("barriers", barriers, func(i int) string { return p.Barriers[i].Name })
-
-	sems := limit("semaphores", r.array(top["semaphores"], "$.semaphores"))
-	for i, n := range sems {
-		path := fmt.Sprintf("$.semaphores[%d]", i)
-		var s Semaphore
-		if o, ok := r.object(n, path, []string{"name", "tokens"}, "name"); ok {
-			s = Semaphore{Name: r.str(o["name"], path+".name"), Tokens: r.uint(o["tokens"], path+".tokens", maxExtent)}
-		}
-		p.Semaphores = append(p.Semaphores, s)
-	}
-	semIdx := index("semaphores", sems, func(i int) string { return p.Semaphores[i].Name })
-
-	readStep := func(n *node, path string) Step {
-		o, ok := r.object(n, path, []string{"wait", "ge", "signal", "add", "sync", "arrive", "acquire", "release", "n", "fence", "order", "scope"})
-		if !ok {
-			return Step{}
-		}
-		var s Step
-		var kinds []string
-		for _, k := range []string{"wait", "signal", "sync", "arrive", "acquire", "release", "fence"} {
-			if o[k] != nil {
-				kinds = append(kinds, k)
-			}
-		}
-		if len(kinds) != 1 {
-			if len(kinds) == 0 {
-				ds.add(CodeMissing, path, "a step needs one of wait, signal, sync, arrive, acquire, release or fence")
-			} else {
-				ds.add(CodeValue, path, "a step has exactly one kind, have %v", kinds)
-			}
-			return Step{}
-		}
-		k := kinds[0]
-		kp := path + "." + k
-		name := r.str(o[k], kp)
-		allowed := stepFields[k]
-		for _, extra := range []string{"ge", "add", "n", "order", "scope"} {
-			if o[extra] == nil {
-				continue
-			}
-			ok := false
-			for _, a := range allowed {
-				ok = ok || a == extra
-			}
-			if !ok {
-				ds.add(CodeUnknownField, path+"."+extra, "field %q does not apply to a %s step", extra, k)
-			}
-		}
-		switch k {
-		case "wait":
-			s = Step{Kind: Wait, Object: lookup(ctrIdx, "counter", name, kp)}
-			if o["ge"] == nil {
-				ds.add(CodeMissing, path+".ge", "a wait needs a threshold \"ge\"")
-			} else {
-				s.Value = r.uint(o["ge"], path+".ge", ^uint64(0))
-				if s.Value == 0 && o["ge"].Kind == 'n' && o["ge"].Str == "0" {
-					ds.add(CodeThreshold, path+".ge", "threshold 0 never waits")
-				}
-			}
-		case "signal":
-			s = Step{Kind: Signal, Object: lookup(ctrIdx, "counter", name, kp), Value: 1}
-			if o["add"] != nil {
-				s.Value = r.uint(o["add"], path+".add", maxExtent)
-			}
-		case "sync", "arrive":
-			s = Step{Kind: Sync, Object: lookup(barIdx, "barrier", name, kp)}
-			if k == "arrive" {
-				s.Kind = Arrive
-			}
-		case "acquire", "release":
-			s = Step{Kind: Acquire, Object: lookup(semIdx, "semaphore", name, kp), Value: 1}
-			if k == "release" {
-				s.Kind = Release
-			}
-			if o["n"] != nil {
-				s.Value = r.uint(o["n"], path+".n", maxExtent)
-			}
-		case "fence":
-			s = Step{Kind: Fence, Scope: r.scope(name, kp)}
-		}
-		if ord := o["order"]; ord != nil {
-			v := r.str(ord, path+".order")
-			want := map[StepKind]string{Wait: "acquire", Signal: "release"}[s.Kind]
-			switch v {
-			case "relaxed":
-				s.Relaxed = true
-			case want:
-			default:
-				if ord.Kind == 's' {
-					ds.add(CodeValue, path+".order", "order %q; a %s is %q or \"relaxed\"", v, k, want)
-				}
-			}
-		}
-		if sc := o["scope"]; sc != nil {
-			s.Scope = r.scope(r.str(sc, path+".scope"), path+".scope")
-		}
-		return s
-	}
-	readAccess := func(n *node, path string) Access {
-		o, ok := r.object(n, path, []string{"buffer", "offset", "length", "rows", "stride"}, "buffer", "length")
-		if !ok {
-			return Access{}
-		}
-		a := Access{
-			Buffer: lookup(bufIdx, "buffer", r.str(o["buffer"], path+".buffer"), path+".buffer"),
-			Offset: r.int(o["offset"], path+".offset", maxExtent),
-			Length: r.uint(o["length"], path+".length", maxExtent),
-			Rows:   r.uint(o["rows"], path+".rows", maxExtent),
-			Stride: r.uint(o["stride"], path+".stride", maxExtent),
-		}
-		if o["length"] != nil && a.Length == 0 && o["length"].Str == "0" {
-			ds.add(CodeEmptyAccess, path+".length", "an access of zero bytes")
-		}
-		return a
-	}
-
-	tasks := limit("tasks", r.array(top["tasks"], "$.tasks"))
-	p.Tasks = make([]Task, 0, len(tasks))
-	for i, n := range tasks {
-		path := fmt.Sprintf("$.tasks[%d]", i)
-		t := Task{Worker: Dynamic}
-		if o, ok := r.object(n, path, []string{"name", "op", "params", "worker", "before", "reads", "writes", "after"}, "name"); ok {
-			t.Name = r.str(o["name"], path+".name")
-			t.Op = r.str(o["op"], path+".op")
-			if pn := o["params"]; pn != nil {
-				if pn.Kind != 'o' {
-					ds.add(CodeType, path+".params", "want an object, have %s", jsontree.KindNames[pn.Kind])
-				} else if len(pn.Keys) > 0 {
-					t.Params = make(map[string]int64, len(pn.Keys))
-					for j, k := range pn.Keys {
-						t.Params[k] = r.int(pn.Vals[j], path+".params."+k, 1<<63-1)
-					}
-				}
-			}
-			if w := o["worker"]; w != nil {
-				t.Worker = int32(r.uint(w, path+".worker", MaxWorkers))
-			}
-			for j, sn := range r.array(o["before"], path+".before") {
-				t.Before = append(t.Before, readStep(sn, fmt.Sprintf("%s.before[%d]", path, j)))
-			}
-			for j, an := range r.array(o["reads"], path+".reads") {
-				t.Reads = append(t.Reads, readAccess(an, fmt.Sprintf("%s.reads[%d]", path, j)))
-			}
-			for j, an := range r.array(o["writes"], path+".writes") {
-				t.Writes = append(t.Writes, readAccess(an, fmt.Sprintf("%s.writes[%d]", path, j)))
-			}
-			for j, sn := range r.array(o["after"], path+".after") {
-				t.After = append(t.After, readStep(sn, fmt.Sprintf("%s.after[%d]", path, j)))
-			}
-		}
-		p.Tasks = append(p.Tasks, t)
-	}
-	index("tasks", tasks, func(i int) string { return p.Tasks[i].Name })
-	return p
+	return s
 }
 
-func (r reader) scope(s, path string) Scope {
+func (c *conv) scope(s, path string) Scope {
+	if sc, ok := scopeOf(s); ok {
+		return sc
+	}
+	c.add(CodeValue, path, "scope %q; want cta, gpu or sys", s)
+	return ScopeGPU
+}
+
+func scopeOf[S string | []byte](s S) (Scope, bool) {
 	for i, name := range scopeNames {
-		if name == s {
-			return Scope(i)
+		if name == string(s) {
+			return Scope(i), true
 		}
 	}
-	r.ds.add(CodeValue, path, "scope %q; want cta, gpu or sys", s)
-	return ScopeGPU
+	return ScopeGPU, false
+}
+
+func (c *conv) access(n *node, path string) Access {
+	o, ok := c.object(n, path, accessKeys, "buffer", "length")
+	if !ok {
+		return Access{}
+	}
+	a := Access{
+		Buffer: c.lookup(secBuffers, "buffer", c.str(o["buffer"], path+".buffer"), path+".buffer"),
+		Offset: c.int(o["offset"], path+".offset", maxExtent),
+		Length: c.uint(o["length"], path+".length", maxExtent),
+		Rows:   c.uint(o["rows"], path+".rows", maxExtent),
+		Stride: c.uint(o["stride"], path+".stride", maxExtent),
+	}
+	if zero(o["length"]) {
+		c.add(CodeEmptyAccess, path+".length", "an access of zero bytes")
+	}
+	return a
+}
+
+func (c *conv) task(n *node, path string) Task {
+	t := Task{Worker: Dynamic}
+	o, ok := c.object(n, path, taskKeys, "name")
+	if !ok {
+		return t
+	}
+	t.Name = c.str(o["name"], path+".name")
+	t.Op = c.str(o["op"], path+".op")
+	if pn := o["params"]; pn != nil {
+		if pn.Kind != 'o' {
+			c.add(CodeType, path+".params", "want an object, have %s", jsontree.KindNames[pn.Kind])
+		} else if len(pn.Keys) > 0 {
+			t.Params = make(map[string]int64, len(pn.Keys))
+			for j, k := range pn.Keys {
+				t.Params[k] = c.int(pn.Vals[j], path+".params."+k, 1<<63-1)
+			}
+		}
+	}
+	if w := o["worker"]; w != nil {
+		t.Worker = int32(c.uint(w, path+".worker", MaxWorkers))
+	}
+	for j, sn := range c.array(o["before"], path+".before") {
+		t.Before = append(t.Before, c.step(sn, fmt.Sprintf("%s.before[%d]", path, j)))
+	}
+	for j, an := range c.array(o["reads"], path+".reads") {
+		t.Reads = append(t.Reads, c.access(an, fmt.Sprintf("%s.reads[%d]", path, j)))
+	}
+	for j, an := range c.array(o["writes"], path+".writes") {
+		t.Writes = append(t.Writes, c.access(an, fmt.Sprintf("%s.writes[%d]", path, j)))
+	}
+	for j, sn := range c.array(o["after"], path+".after") {
+		t.After = append(t.After, c.step(sn, fmt.Sprintf("%s.after[%d]", path, j)))
+	}
+	return t
 }

@@ -2,14 +2,13 @@ package amk
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
-	"github.com/megaproof/megaproof/internal/jsontree"
 	"io"
 	"math"
 	"strconv"
 	"strings"
 
+	"github.com/megaproof/megaproof/internal/jsontree"
 	"github.com/megaproof/megaproof/schedule"
 )
 
@@ -30,22 +29,24 @@ const IRMajor = "0"
 // first one that decides: "ir_version" or "abi_version" mean AMK, "format"
 // or "launch" mean megaproof. Without either, an object with one of AMK's
 // top-level lists ("tasks", "buffers", "counters") or "target", "meta" or
-// "pages" is taken as AMK. Detect does not validate anything; it never
-// panics.
+// "pages" is taken as AMK (the AMK reader then requires the three lists).
+// Detect does not validate anything; it never panics.
 func Detect(data []byte) bool {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+	return detect(jsontree.NewScanner(data, 0, maxDepth))
+}
+
+func detect(s *jsontree.Scanner) bool {
+	if s.Peek() != 'o' {
 		return false
 	}
+	s.Object()
 	amkish := false
-	for dec.More() {
-		t, err := dec.Token()
-		if err != nil {
-			return false
+	for {
+		key, ok := s.Key()
+		if !ok {
+			key = s.Member() // a key followed by a syntax error still decides
 		}
-		key, _ := t.(string)
-		switch key {
+		switch string(key) {
 		case "ir_version", "abi_version":
 			return true
 		case "format", "launch":
@@ -53,101 +54,181 @@ func Detect(data []byte) bool {
 		case "tasks", "buffers", "counters", "target", "meta", "pages":
 			amkish = true
 		}
-		var skip json.RawMessage
-		if err := dec.Decode(&skip); err != nil {
+		if !ok {
+			return amkish
+		}
+		s.Skip()
+		if s.Err() != nil {
 			return false
 		}
 	}
-	return amkish
 }
 
-// Decode reads AMK IR JSON from r and maps it; see [Unmarshal].
-func Decode(r io.Reader) (*schedule.Program, error) {
-	data, err := io.ReadAll(r)
+// DetectReader decides as [Detect] does for the document r holds, reading
+// no more of it than the decision needs (usually its first key), at most
+// maxInput bytes (maxInput <= 0: no limit). It returns a reader of the
+// whole document, what it read included. An error of r is returned as it
+// is.
+func DetectReader(r io.Reader, maxInput int64) (isAMK bool, doc io.Reader, err error) {
+	var seen bytes.Buffer
+	s := jsontree.NewReader(io.TeeReader(r, &seen), maxInput, maxDepth)
+	isAMK = detect(s)
+	if e := s.Err(); e != nil && e.Kind == jsontree.IO {
+		return false, nil, e.Err
+	}
+	return isAMK, io.MultiReader(&seen, r), nil
+}
+
+// DecodeAuto reads one document of either format from r, detected as
+// [DetectReader] does, with the reader of that format: [DecodeLimit] or
+// [schedule.DecodeLimit], at most maxInput bytes in all.
+func DecodeAuto(r io.Reader, maxInput int64) (p *schedule.Program, isAMK bool, err error) {
+	isAMK, doc, err := DetectReader(r, maxInput)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	return Unmarshal(data)
+	if isAMK {
+		p, err = DecodeLimit(doc, maxInput)
+	} else {
+		p, err = schedule.DecodeLimit(doc, maxInput)
+	}
+	return p, isAMK, err
 }
 
-// Unmarshal maps AutoMegaKernel IR JSON to a [schedule.Program]. Malformed
-// input of any kind yields a *[schedule.Error] whose diagnostics carry an
-// invalid.* code and the JSON path (in the AMK document) of each problem.
-// It never panics. The mapping is described in the package documentation.
+// Decode reads AMK IR JSON from r, at most [schedule.DefaultMaxInput]
+// bytes of it, and maps it; see [DecodeLimit].
+func Decode(r io.Reader) (*schedule.Program, error) {
+	return DecodeLimit(r, schedule.DefaultMaxInput)
+}
+
+// DecodeLimit reads AMK IR JSON from r and maps it to a
+// [schedule.Program], streaming: it builds the program in one pass over the
+// input, holding little more than the program. It reads at most maxInput
+// bytes (maxInput <= 0: no limit); longer input is invalid.limit.
+//
+// Malformed input of any kind yields a *[schedule.Error] whose diagnostics
+// carry an invalid.* code and the JSON path (in the AMK document) of each
+// problem. It never panics. An error of r itself is returned as it is. The
+// mapping is described in the package documentation.
+func DecodeLimit(r io.Reader, maxInput int64) (*schedule.Program, error) {
+	return decode(jsontree.NewReader(r, maxInput, maxDepth))
+}
+
+// Unmarshal maps AutoMegaKernel IR JSON, at most
+// [schedule.DefaultMaxInput] bytes of it, to a [schedule.Program]; see
+// [DecodeLimit].
 func Unmarshal(data []byte) (*schedule.Program, error) {
-	root, d := parse(data)
-	if d != nil {
-		return nil, &schedule.Error{Diagnostics: []schedule.Diagnostic{*d}}
-	}
-	m := &mapper{p: &schedule.Program{}}
-	m.program(root)
-	if err := m.err(); err != nil {
-		return nil, err
-	}
-	// A safety net: everything Validate checks should have been reported
-	// above with an AMK path. Validate also enforces megaproof's size limits.
-	if err := m.p.Validate(); err != nil {
-		return nil, err
-	}
-	return m.p, nil
+	return decode(jsontree.NewScanner(data, schedule.DefaultMaxInput, maxDepth))
 }
 
-// mapper builds a program from a parsed AMK document.
+// The parts of a document, in the order their diagnostics are reported.
+const (
+	rRoot = iota
+	rIRVersion
+	rABIVersion
+	rTarget
+	rBuffers
+	rCounters
+	rPages
+	rTasks
+	rLaunch
+)
+
+// idIndex maps AMK ids to list positions: densely while ids are small,
+// by a map beyond.
+type idIndex struct {
+	dense []int32 // id -> position + 1
+	m     map[int64]int
+}
+
+func (x *idIndex) get(id int64) (int, bool) {
+	if id >= 0 && id < int64(len(x.dense)) && x.dense[id] != 0 {
+		return int(x.dense[id]) - 1, true
+	}
+	i, ok := x.m[id]
+	return i, ok
+}
+
+func (x *idIndex) put(id int64, i int) {
+	if id >= 0 && id < 1<<16 {
+		if id >= int64(len(x.dense)) {
+			x.dense = append(x.dense, make([]int32, int(id)+1-len(x.dense)+len(x.dense)/2)...)
+		}
+		x.dense[id] = int32(i + 1)
+		return
+	}
+	if x.m == nil {
+		x.m = map[int64]int{}
+	}
+	x.m[id] = i
+}
+
+// mapper builds a program from the parts of an AMK document.
 type mapper struct {
 	reader
 	p        *schedule.Program
-	bufByID  map[int64]int // AMK buffer id -> index into p.Buffers
-	layouts  []layout      // by buffer index; bits 0 when the buffer is malformed
-	ctrByID  map[int64]int // AMK counter id -> index into p.Counters
-	maxSM    int64         // largest pinned sm, or -1
-	smPaths  []smUse       // every pinned task, to check against the target
-	targetSM int64         // target.num_sms, or 0 without a target
+	bufByID  idIndex  // AMK buffer id -> index into p.Buffers
+	layouts  []layout // by buffer index; bits 0 when the buffer is malformed
+	names    map[string]bool
+	ctrByID  idIndex // AMK counter id -> index into p.Counters
+	taskIDs  idIndex // AMK task id -> index into p.Tasks
+	maxSM    int64   // largest pinned sm, or -1
+	smUses   []smUse // every pinned task, to check against the target
+	targetSM int64   // target.num_sms, or 0 without a target
 }
 
 type smUse struct {
-	path string
+	task int
 	sm   int64
 }
 
-func (m *mapper) program(root *node) {
-	if !m.object(root, "$") {
-		return
-	}
-	for _, key := range []string{"ir_version", "abi_version"} {
-		v := optional(root, key)
-		if v == nil {
-			continue
-		}
-		if s, ok := m.str(v, "$."+key); ok {
-			if major, _, _ := strings.Cut(s, "."); major != IRMajor {
-				m.add(schedule.CodeFormat, "$."+key, "%s %q has major version %q; this reader supports %s.x", key, s, major, IRMajor)
-			}
-		}
-	}
-	if meta := optional(root, "meta"); meta != nil && meta.Kind == 'o' {
-		if v := optional(meta, "model"); v != nil && v.Kind == 's' {
-			m.p.Name = v.Str
-		}
-		if v := optional(meta, "gpu"); v != nil && v.Kind == 's' {
-			m.p.Launch.Target = v.Str
-		}
-	}
+func newMapper(ds *jsontree.Diags) *mapper {
+	m := &mapper{reader: reader{ds: ds}, p: &schedule.Program{}, maxSM: -1, names: map[string]bool{}}
 	m.p.Launch.Cooperative = true
-	m.maxSM = -1
-	if t := optional(root, "target"); t != nil {
-		m.target(t)
-	}
-	m.buffers(optional(root, "buffers"))
-	m.counters(optional(root, "counters"))
-	if pg := optional(root, "pages"); pg != nil {
-		m.pages(pg)
-	}
-	m.tasks(optional(root, "tasks"))
-	m.launch()
+	return m
 }
 
+func (m *mapper) at(rank, elem int) { m.ds.Rank, m.ds.Elem = rank, elem }
+
+// root checks that the document is an object.
+func (m *mapper) root(n *node) bool {
+	m.at(rRoot, 0)
+	return m.object(n, "$")
+}
+
+// version checks ir_version or abi_version (n not nil nor null).
+func (m *mapper) version(key string, n *node) {
+	rank := rIRVersion
+	if key == "abi_version" {
+		rank = rABIVersion
+	}
+	m.at(rank, 0)
+	if s, ok := m.str(n, "$."+key); ok {
+		if major, _, _ := strings.Cut(s, "."); major != IRMajor {
+			m.add(schedule.CodeFormat, "$."+key, "%s %q has major version %q; this reader supports %s.x", key, s, major, IRMajor)
+		}
+	}
+}
+
+// meta takes the program name and GPU from meta (n not nil nor null);
+// target.name, read after it, overrides the GPU. Nothing in meta is
+// checked.
+func (m *mapper) meta(n *node) {
+	if n.Kind != 'o' {
+		return
+	}
+	if v := optional(n, "model"); v != nil && v.Kind == 's' {
+		m.p.Name = v.Str
+	}
+	if v := optional(n, "gpu"); v != nil && v.Kind == 's' {
+		m.p.Launch.Target = v.Str
+	}
+}
+
+// target reads the target (n not nil nor null).
 func (m *mapper) target(t *node) {
 	const path = "$.target"
+	m.at(rTarget, 0)
 	if !m.object(t, path) {
 		return
 	}
@@ -175,127 +256,118 @@ func (m *mapper) target(t *node) {
 	}
 }
 
+// list checks one of the lists every AMK document has (n nil: absent).
+func (m *mapper) list(rank int, key string, n *node) ([]*node, bool) {
+	m.at(rank, 0)
+	switch {
+	case n == nil:
+		m.add(schedule.CodeMissing, "$."+key, "required field %q is missing", key)
+		return nil, false
+	case n.Kind == 'z':
+		m.add(schedule.CodeMissing, "$."+key, "required field %q is null; want an array", key)
+		return nil, false
+	}
+	return m.array(n, "$."+key)
+}
+
 // launch sets the launch from the target, or from the pinned tasks when the
 // IR has no target.
 func (m *mapper) launch() {
+	m.at(rLaunch, 0)
 	sms := m.targetSM
 	if sms == 0 {
 		sms = max(1, m.maxSM+1)
 	}
-	for _, u := range m.smPaths {
+	for _, u := range m.smUses {
 		if u.sm >= sms {
-			m.add(schedule.CodeWorker, u.path, "task is pinned to SM %d; the target has SMs 0..%d", u.sm, sms-1)
+			m.add(schedule.CodeWorker, fmt.Sprintf("$.tasks[%d].sm", u.task), "task is pinned to SM %d; the target has SMs 0..%d", u.sm, sms-1)
 		}
 	}
 	l := &m.p.Launch
 	l.SMs, l.PerSM, l.Workers = int(sms), 1, int(sms)
 }
 
-func (m *mapper) buffers(n *node) {
-	m.bufByID = map[int64]int{}
-	if n == nil {
+// buffer maps buffer i.
+func (m *mapper) buffer(bn *node, i int) {
+	m.at(rBuffers, i)
+	path := fmt.Sprintf("$.buffers[%d]", i)
+	m.p.Buffers = append(m.p.Buffers, schedule.Buffer{Arena: schedule.NoArena})
+	m.layouts = append(m.layouts, layout{index: int32(i)})
+	if !m.object(bn, path) {
 		return
 	}
-	list, ok := m.array(n, "$.buffers")
-	if !ok {
-		return
+	b := &m.p.Buffers[i]
+	var id int64
+	idOK := false
+	if v := m.required(bn, path, "id"); v != nil {
+		if id, idOK = m.integer(v, path+".id"); idOK {
+			if j, dup := m.bufByID.get(id); dup {
+				m.add(schedule.CodeDuplicate, path+".id", "buffer id %d already used by $.buffers[%d]", id, j)
+				idOK = false
+			} else {
+				m.bufByID.put(id, i)
+			}
+		}
 	}
-	names := map[string]bool{}
-	for i, bn := range list {
-		path := fmt.Sprintf("$.buffers[%d]", i)
-		m.p.Buffers = append(m.p.Buffers, schedule.Buffer{Arena: schedule.NoArena})
-		m.layouts = append(m.layouts, layout{index: int32(i)})
-		if !m.object(bn, path) {
+	name := ""
+	if v := m.required(bn, path, "name"); v != nil {
+		name, _ = m.str(v, path+".name")
+	}
+	if v := m.required(bn, path, "kind"); v != nil {
+		if s, ok := m.str(v, path+".kind"); ok {
+			if k, known := kinds[s]; known {
+				b.Kind = k
+			} else {
+				m.add(schedule.CodeValue, path+".kind", "unknown buffer kind %q", s)
+			}
+		}
+	}
+	var bits int64
+	if v := m.required(bn, path, "dtype"); v != nil {
+		if s, ok := m.str(v, path+".dtype"); ok {
+			if bits = dtypeBits[s]; bits == 0 {
+				m.add(schedule.CodeValue, path+".dtype", "unknown dtype %q", s)
+			}
+		}
+	}
+	if v := optional(bn, "space"); v != nil {
+		if s, ok := m.str(v, path+".space"); ok && !memSpaces[s] {
+			m.add(schedule.CodeValue, path+".space", "unknown memory space %q", s)
+		}
+	}
+	var shape []int64
+	var numel int64
+	shapeOK := false
+	if v := m.required(bn, path, "shape"); v != nil {
+		if dims, ok := m.array(v, path+".shape"); ok {
+			lits := make([][]byte, len(dims))
+			kinds := make([]byte, len(dims))
+			for j, dn := range dims {
+				kinds[j], lits[j] = dn.Kind, []byte(dn.Str)
+			}
+			shape, numel, shapeOK = m.shape(kinds, lits, path)
+		}
+	}
+	m.size(i, bits, shape, numel, shapeOK && bits != 0, path)
+	b.Name = uniqueName(m.names, name, id, idOK, i)
+}
+
+// shape reads a buffer's shape from its dimensions' kinds and literals: at
+// most MaxRank positive integers.
+func (m *mapper) shape(kinds []byte, lits [][]byte, path string) (shape []int64, numel int64, ok bool) {
+	if len(kinds) > MaxRank {
+		m.add(schedule.CodeLimit, path+".shape", "rank %d exceeds AMK's ABI limit of %d", len(kinds), MaxRank)
+		return nil, 0, false
+	}
+	numel, ok = 1, true
+	for j, k := range kinds {
+		dp := path + ".shape[" + strconv.Itoa(j) + "]"
+		if k != 'n' {
+			m.add(schedule.CodeType, dp, "want an integer, have %s", jsontree.KindNames[k])
+			ok = false
 			continue
 		}
-		b := &m.p.Buffers[i]
-		var id int64
-		idOK := false
-		if v := m.required(bn, path, "id"); v != nil {
-			if id, idOK = m.integer(v, path+".id"); idOK {
-				if j, dup := m.bufByID[id]; dup {
-					m.add(schedule.CodeDuplicate, path+".id", "buffer id %d already used by $.buffers[%d]", id, j)
-					idOK = false
-				} else {
-					m.bufByID[id] = i
-				}
-			}
-		}
-		name := ""
-		if v := m.required(bn, path, "name"); v != nil {
-			name, _ = m.str(v, path+".name")
-		}
-		if v := m.required(bn, path, "kind"); v != nil {
-			if s, ok := m.str(v, path+".kind"); ok {
-				if k, known := kinds[s]; known {
-					b.Kind = k
-				} else {
-					m.add(schedule.CodeValue, path+".kind", "unknown buffer kind %q", s)
-				}
-			}
-		}
-		var bits int64
-		if v := m.required(bn, path, "dtype"); v != nil {
-			if s, ok := m.str(v, path+".dtype"); ok {
-				if bits = dtypeBits[s]; bits == 0 {
-					m.add(schedule.CodeValue, path+".dtype", "unknown dtype %q", s)
-				}
-			}
-		}
-		if v := optional(bn, "space"); v != nil {
-			if s, ok := m.str(v, path+".space"); ok && !memSpaces[s] {
-				m.add(schedule.CodeValue, path+".space", "unknown memory space %q", s)
-			}
-		}
-		shape, numel, shapeOK := m.shape(bn, path)
-		if bits != 0 && shapeOK {
-			if numel > maxBufferBytes*8/bits {
-				m.add(schedule.CodeSize, path+".shape", "buffer of %d elements exceeds %d bytes", numel, int64(maxBufferBytes))
-			} else {
-				b.Size = uint64(ceilDiv8(numel * bits))
-				m.layouts[i] = layout{index: int32(i), bits: bits, shape: shape, numel: numel}
-			}
-		}
-		b.Name = uniqueName(names, name, id, idOK, i)
-	}
-}
-
-// uniqueName is the buffer's AMK name, made unique with its id when another
-// buffer already has it (megaproof requires unique names; AMK does not).
-func uniqueName(names map[string]bool, name string, id int64, idOK bool, i int) string {
-	tag := fmt.Sprintf("#%d", id)
-	if !idOK {
-		tag = fmt.Sprintf("@%d", i)
-	}
-	cand := name
-	if cand == "" {
-		cand = "buffer" + tag
-	}
-	for names[cand] {
-		cand += tag
-	}
-	names[cand] = true
-	return cand
-}
-
-// shape reads a buffer's shape: at most MaxRank positive integers.
-func (m *mapper) shape(bn *node, path string) (shape []int64, numel int64, ok bool) {
-	v := m.required(bn, path, "shape")
-	if v == nil {
-		return nil, 0, false
-	}
-	dims, ok := m.array(v, path+".shape")
-	if !ok {
-		return nil, 0, false
-	}
-	if len(dims) > MaxRank {
-		m.add(schedule.CodeLimit, path+".shape", "rank %d exceeds AMK's ABI limit of %d", len(dims), MaxRank)
-		return nil, 0, false
-	}
-	numel = 1
-	for j, dn := range dims {
-		dp := fmt.Sprintf("%s.shape[%d]", path, j)
-		d, dok := m.integer(dn, dp)
+		d, dok := m.integerLit(lits[j], dp)
 		if !dok {
 			ok = false
 			continue
@@ -315,51 +387,77 @@ func (m *mapper) shape(bn *node, path string) (shape []int64, numel int64, ok bo
 	return shape, numel, ok
 }
 
-func (m *mapper) counters(n *node) {
-	m.ctrByID = map[int64]int{}
-	if n == nil {
-		return
-	}
-	list, ok := m.array(n, "$.counters")
+// size sets buffer i's size and layout.
+func (m *mapper) size(i int, bits int64, shape []int64, numel int64, ok bool, path string) {
 	if !ok {
 		return
 	}
-	for i, cn := range list {
-		path := fmt.Sprintf("$.counters[%d]", i)
-		c := schedule.Counter{Width: 32, Name: fmt.Sprintf("counter@%d", i)}
-		if m.object(cn, path) {
-			if v := m.required(cn, path, "id"); v != nil {
-				if id, ok := m.integer(v, path+".id"); ok {
-					if j, dup := m.ctrByID[id]; dup {
-						m.add(schedule.CodeDuplicate, path+".id", "counter id %d already used by $.counters[%d]", id, j)
-					} else {
-						m.ctrByID[id] = i
-						c.Name = fmt.Sprintf("c%d", id)
-					}
-				}
-			}
-			if v := optional(cn, "init"); v != nil {
-				if init, ok := m.integer(v, path+".init"); ok {
-					if init < 0 || init > math.MaxUint32 {
-						m.add(schedule.CodeSize, path+".init", "init %d is outside the uint32 range of an AMK counter", init)
-					} else {
-						c.Init = uint64(init)
-					}
+	if numel > maxBufferBytes*8/bits {
+		m.add(schedule.CodeSize, path+".shape", "buffer of %d elements exceeds %d bytes", numel, int64(maxBufferBytes))
+		return
+	}
+	m.p.Buffers[i].Size = uint64(ceilDiv8(numel * bits))
+	m.layouts[i] = layout{index: int32(i), bits: bits, shape: shape, numel: numel}
+}
+
+// uniqueName is the buffer's AMK name, made unique with its id when another
+// buffer already has it (megaproof requires unique names; AMK does not).
+func uniqueName(names map[string]bool, name string, id int64, idOK bool, i int) string {
+	cand := name
+	if cand == "" || names[cand] {
+		tag := "#" + strconv.FormatInt(id, 10)
+		if !idOK {
+			tag = "@" + strconv.Itoa(i)
+		}
+		if cand == "" {
+			cand = "buffer" + tag
+		}
+		for names[cand] {
+			cand += tag
+		}
+	}
+	names[cand] = true
+	return cand
+}
+
+// counter maps counter i.
+func (m *mapper) counter(cn *node, i int) {
+	m.at(rCounters, i)
+	path := fmt.Sprintf("$.counters[%d]", i)
+	c := schedule.Counter{Width: 32, Name: fmt.Sprintf("counter@%d", i)}
+	if m.object(cn, path) {
+		if v := m.required(cn, path, "id"); v != nil {
+			if id, ok := m.integer(v, path+".id"); ok {
+				if j, dup := m.ctrByID.get(id); dup {
+					m.add(schedule.CodeDuplicate, path+".id", "counter id %d already used by $.counters[%d]", id, j)
+				} else {
+					m.ctrByID.put(id, i)
+					c.Name = "c" + strconv.FormatInt(id, 10)
 				}
 			}
 		}
-		m.p.Counters = append(m.p.Counters, c)
+		if v := optional(cn, "init"); v != nil {
+			if init, ok := m.integer(v, path+".init"); ok {
+				if init < 0 || init > math.MaxUint32 {
+					m.add(schedule.CodeSize, path+".init", "init %d is outside the uint32 range of an AMK counter", init)
+				} else {
+					c.Init = uint64(init)
+				}
+			}
+		}
 	}
+	m.p.Counters = append(m.p.Counters, c)
 }
 
 // pages places buffers bound to one page at offset 0 of one arena per page,
 // sized to the largest buffer on it. Pages without buffers get no arena.
 func (m *mapper) pages(pg *node) {
 	const path = "$.pages"
+	m.at(rPages, 0)
 	if !m.object(pg, path) {
 		return
 	}
-	pageByID := map[int64]int{}
+	var pageByID idIndex
 	if v := m.required(pg, path, "pages"); v != nil {
 		if list, ok := m.array(v, path+".pages"); ok {
 			for j, pn := range list {
@@ -369,10 +467,10 @@ func (m *mapper) pages(pg *node) {
 				}
 				if iv := m.required(pn, pp, "id"); iv != nil {
 					if id, ok := m.integer(iv, pp+".id"); ok {
-						if k, dup := pageByID[id]; dup {
+						if k, dup := pageByID.get(id); dup {
 							m.add(schedule.CodeDuplicate, pp+".id", "page id %d already used by %s.pages[%d]", id, path, k)
 						} else {
-							pageByID[id] = j
+							pageByID.put(id, j)
 						}
 					}
 				}
@@ -393,11 +491,11 @@ func (m *mapper) pages(pg *node) {
 	for k, key := range bind.Keys {
 		kp := path + ".buffer_to_page." + key
 		bid, err := strconv.ParseInt(key, 10, 64)
-		if err != nil || !jsontree.IsInteger(key) {
+		if err != nil || !digits(key) {
 			m.add(schedule.CodeType, kp, "key %q is not a buffer id", key)
 			continue
 		}
-		bi, ok := m.bufByID[bid]
+		bi, ok := m.bufByID.get(bid)
 		if !ok {
 			m.add(schedule.CodeReference, kp, "no buffer has id %d", bid)
 			continue
@@ -411,7 +509,7 @@ func (m *mapper) pages(pg *node) {
 		if !ok {
 			continue
 		}
-		pj, ok := pageByID[pid]
+		pj, ok := pageByID.get(pid)
 		if !ok {
 			m.add(schedule.CodeReference, kp, "no page has id %d", pid)
 			continue
@@ -443,4 +541,18 @@ func (m *mapper) pages(pg *node) {
 			}
 		}
 	}
+}
+
+// digits reports whether s is an optional minus and decimal digits.
+func digits(s string) bool {
+	s = strings.TrimPrefix(s, "-")
+	if s == "" {
+		return false
+	}
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
 }

@@ -63,7 +63,7 @@ func ExampleUnmarshal() {
 // Malformed IR yields invalid.* diagnostics with paths into the AMK
 // document.
 func ExampleUnmarshal_invalid() {
-	_, err := amk.Unmarshal([]byte(`{"counters": [{"id": 0}], "tasks": [
+	_, err := amk.Unmarshal([]byte(`{"buffers": [], "counters": [{"id": 0}], "tasks": [
 	  {"id": 0, "op": "NOP", "inputs": [4], "outputs": [], "out_counter": 0,
 	   "waits": [{"counter": 0, "threshold": 0}]}]}`))
 	fmt.Println(err)

@@ -22,14 +22,23 @@ var kinds = map[string]schedule.BufferKind{
 // loader puts every buffer in global memory); they are only checked.
 var memSpaces = map[string]bool{"HBM": true, "GLOBAL_SCRATCH": true, "SMEM": true, "REGISTER": true}
 
-// ops are AMK's InstructionKind names (IR 0.2, NOP..FUSED).
-var ops = map[string]bool{
-	"NOP": true, "COPY": true, "EMBED": true, "RMSNORM": true, "LAYERNORM": true,
-	"GEMV_TILE": true, "GEMM_TILE": true, "ATTENTION_TILE": true, "ROPE": true,
-	"SILU_MUL": true, "GELU": true, "ADD": true, "MUL": true, "DEQUANT": true,
-	"SOFTMAX": true, "ALLREDUCE_SHARD": true, "KV_APPEND": true, "SAMPLE_ARGMAX": true,
-	"ATTENTION_COMBINE": true, "FUSED": true,
+// opList are AMK's InstructionKind names (IR 0.2, NOP..FUSED).
+var opList = []string{
+	"NOP", "COPY", "EMBED", "RMSNORM", "LAYERNORM",
+	"GEMV_TILE", "GEMM_TILE", "ATTENTION_TILE", "ROPE",
+	"SILU_MUL", "GELU", "ADD", "MUL", "DEQUANT",
+	"SOFTMAX", "ALLREDUCE_SHARD", "KV_APPEND", "SAMPLE_ARGMAX",
+	"ATTENTION_COMBINE", "FUSED",
 }
+
+// ops is the set of opList.
+var ops = func() map[string]bool {
+	m := map[string]bool{}
+	for _, op := range opList {
+		m[op] = true
+	}
+	return m
+}()
 
 // maxBufferBytes bounds one AMK buffer. It keeps every bit count of a
 // footprint inside int64 (2^56 bytes is 64 PiB, far beyond any GPU).

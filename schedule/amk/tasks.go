@@ -2,39 +2,29 @@ package amk
 
 import (
 	"fmt"
-	"github.com/megaproof/megaproof/internal/jsontree"
 	"math"
 	"strconv"
 
+	"github.com/megaproof/megaproof/internal/jsontree"
 	"github.com/megaproof/megaproof/schedule"
 )
 
-func (m *mapper) tasks(n *node) {
-	if n == nil {
-		return
+// slot returns the place of element i, appending it when it is new.
+func slot[T any](l *[]T, i int) *T {
+	if i == len(*l) {
+		var zero T
+		*l = append(*l, zero)
 	}
-	list, ok := m.array(n, "$.tasks")
-	if !ok {
-		return
-	}
-	if len(list) > schedule.MaxTasks {
-		m.add(schedule.CodeLimit, "$.tasks", "%d tasks exceed the limit of %d", len(list), schedule.MaxTasks)
-		return
-	}
-	ids := map[int64]int{}
-	if len(list) > 0 {
-		m.p.Tasks = make([]schedule.Task, 0, len(list))
-	}
-	for i, tn := range list {
-		m.task(tn, fmt.Sprintf("$.tasks[%d]", i), i, ids)
-	}
+	return &(*l)[i]
 }
 
-// task maps one AMK task: its waits (acquire, gpu scope), its body's
-// footprint, and one +1 release signal on its out_counter.
-func (m *mapper) task(tn *node, path string, i int, ids map[int64]int) {
+// task maps task i: its waits (acquire, gpu scope), its body's footprint,
+// and one +1 release signal on its out_counter.
+func (m *mapper) task(tn *node, i int) {
+	m.at(rTasks, i)
+	path := fmt.Sprintf("$.tasks[%d]", i)
 	t := schedule.Task{Name: fmt.Sprintf("task@%d", i), Worker: schedule.Dynamic}
-	defer func() { m.p.Tasks = append(m.p.Tasks, t) }()
+	defer func() { *slot(&m.p.Tasks, i) = t }()
 	if !m.object(tn, path) {
 		return
 	}
@@ -42,11 +32,11 @@ func (m *mapper) task(tn *node, path string, i int, ids map[int64]int) {
 	idOK := false
 	if v := m.required(tn, path, "id"); v != nil {
 		if id, idOK = m.integer(v, path+".id"); idOK {
-			if j, dup := ids[id]; dup {
+			if j, dup := m.taskIDs.get(id); dup {
 				m.add(schedule.CodeDuplicate, path+".id", "task id %d already used by $.tasks[%d]", id, j)
 				idOK = false
 			} else {
-				ids[id] = i
+				m.taskIDs.put(id, i)
 			}
 		}
 	}
@@ -62,14 +52,11 @@ func (m *mapper) task(tn *node, path string, i int, ids map[int64]int) {
 	}
 	t.Op = op
 	if idOK {
-		t.Name = fmt.Sprintf("t%d", id)
-		if op != "" {
-			t.Name += "." + op
-		}
+		t.Name = taskName(id, op)
 	}
 
-	inputs := m.bufferList(tn, path, "inputs", MaxInputs)
-	outputs := m.bufferList(tn, path, "outputs", MaxOutputs)
+	inputs, inOK := m.bufferList(tn, path, "inputs", MaxInputs)
+	outputs, outOK := m.bufferList(tn, path, "outputs", MaxOutputs)
 
 	if v := m.required(tn, path, "out_counter"); v != nil {
 		if ci, ok := m.counterRef(v, path+".out_counter"); ok {
@@ -91,47 +78,65 @@ func (m *mapper) task(tn *node, path string, i int, ids map[int64]int) {
 	}
 	if v := optional(tn, "sm"); v != nil {
 		if sm, ok := m.integer(v, path+".sm"); ok {
-			switch {
-			case sm < 0:
-				m.add(schedule.CodeWorker, path+".sm", "negative SM %d", sm)
-			case sm >= schedule.MaxWorkers:
-				m.add(schedule.CodeLimit, path+".sm", "SM %d exceeds the limit of %d workers", sm, schedule.MaxWorkers)
-			default:
-				t.Worker = int32(sm)
-				m.maxSM = max(m.maxSM, sm)
-				m.smPaths = append(m.smPaths, smUse{path + ".sm", sm})
-			}
+			m.pin(&t, i, sm, path+".sm")
 		}
 	}
-	params := m.params(tn, path, &t)
-	if op == "" || inputs == nil || outputs == nil {
+	var ps params
+	if v := optional(tn, "params"); v != nil && m.object(v, path+".params") {
+		for j, k := range v.Keys {
+			ps = append(ps, param{key: k, kind: v.Vals[j].Kind, lit: []byte(v.Vals[j].Str)})
+		}
+		t.Params = ps.ints(t.Params)
+	}
+	if op == "" || !inOK || !outOK {
 		return
 	}
-	m.footprint(&t, path, op, *inputs, *outputs, params)
+	t.Reads, t.Writes = m.footprint(t.Reads, t.Writes, path, op, inputs, outputs, ps)
 }
 
-// bufferRef is one entry of a task's inputs or outputs.
-type bufferRef struct {
-	index int // into m.p.Buffers
+// taskName is the name of a task: t<id>.<op>.
+func taskName(id int64, op string) string {
+	b := make([]byte, 0, 24)
+	b = append(b, 't')
+	b = strconv.AppendInt(b, id, 10)
+	if op != "" {
+		b = append(b, '.')
+		b = append(b, op...)
+	}
+	return string(b)
+}
+
+// pin pins task i to worker sm, or reports why it cannot be.
+func (m *mapper) pin(t *schedule.Task, i int, sm int64, path string) {
+	switch {
+	case sm < 0:
+		m.add(schedule.CodeWorker, path, "negative SM %d", sm)
+	case sm >= schedule.MaxWorkers:
+		m.add(schedule.CodeLimit, path, "SM %d exceeds the limit of %d workers", sm, schedule.MaxWorkers)
+	default:
+		t.Worker = int32(sm)
+		m.maxSM = max(m.maxSM, sm)
+		m.smUses = append(m.smUses, smUse{i, sm})
+	}
 }
 
 // bufferList reads a task's inputs or outputs: buffer ids, looked up. It
-// returns nil when the list is unusable.
-func (m *mapper) bufferList(tn *node, path, key string, limit int) *[]bufferRef {
+// reports false when the list is unusable.
+func (m *mapper) bufferList(tn *node, path, key string, limit int) ([]int, bool) {
 	v := m.required(tn, path, key)
 	if v == nil {
-		return nil
+		return nil, false
 	}
 	lp := path + "." + key
 	list, ok := m.array(v, lp)
 	if !ok {
-		return nil
+		return nil, false
 	}
 	if len(list) > limit {
 		m.add(schedule.CodeLimit, lp, "%d %s exceed AMK's ABI limit of %d", len(list), key, limit)
-		return nil
+		return nil, false
 	}
-	refs := []bufferRef{}
+	var refs []int
 	good := true
 	for j, bn := range list {
 		ep := fmt.Sprintf("%s[%d]", lp, j)
@@ -140,18 +145,15 @@ func (m *mapper) bufferList(tn *node, path, key string, limit int) *[]bufferRef 
 			good = false
 			continue
 		}
-		bi, ok := m.bufByID[id]
+		bi, ok := m.bufByID.get(id)
 		if !ok {
 			m.add(schedule.CodeReference, ep, "no buffer has id %d", id)
 			good = false
 			continue
 		}
-		refs = append(refs, bufferRef{bi})
+		refs = append(refs, bi)
 	}
-	if !good {
-		return nil
-	}
-	return &refs
+	return refs, good
 }
 
 func (m *mapper) counterRef(v *node, path string) (int, bool) {
@@ -159,7 +161,7 @@ func (m *mapper) counterRef(v *node, path string) (int, bool) {
 	if !ok {
 		return 0, false
 	}
-	ci, ok := m.ctrByID[id]
+	ci, ok := m.ctrByID.get(id)
 	if !ok {
 		m.add(schedule.CodeReference, path, "no counter has id %d", id)
 	}
@@ -178,14 +180,7 @@ func (m *mapper) wait(wn *node, path string) (schedule.Step, bool) {
 	ci, cok := m.counterRef(cv, path+".counter")
 	k, tok := m.integer(tv, path+".threshold")
 	if tok {
-		switch {
-		case k < 1:
-			m.add(schedule.CodeThreshold, path+".threshold", "threshold %d; want at least 1", k)
-			tok = false
-		case k > math.MaxUint32:
-			m.add(schedule.CodeThreshold, path+".threshold", "threshold %d exceeds the uint32 range of an AMK counter", k)
-			tok = false
-		}
+		tok = m.threshold(k, path+".threshold")
 	}
 	if !cok || !tok {
 		return schedule.Step{}, false
@@ -193,56 +188,88 @@ func (m *mapper) wait(wn *node, path string) (schedule.Step, bool) {
 	return schedule.Step{Kind: schedule.Wait, Object: int32(ci), Value: uint64(k)}, true
 }
 
-// params reads a task's params. Integer params are copied into the task
-// (floats and structured values such as FUSED recipes are not: Task.Params
-// holds integers); the returned map holds the integer params by key.
-func (m *mapper) params(tn *node, path string, t *schedule.Task) map[string]*node {
-	v := optional(tn, "params")
-	if v == nil {
-		return nil
+// threshold checks a wait threshold.
+func (m *mapper) threshold(k int64, path string) bool {
+	switch {
+	case k < 1:
+		m.add(schedule.CodeThreshold, path, "threshold %d; want at least 1", k)
+		return false
+	case k > math.MaxUint32:
+		m.add(schedule.CodeThreshold, path, "threshold %d exceeds the uint32 range of an AMK counter", k)
+		return false
 	}
-	if !m.object(v, path+".params") {
-		return nil
+	return true
+}
+
+// param is one task param: its JSON kind and, for a number, its literal.
+type param struct {
+	key  string
+	kind byte
+	lit  []byte
+}
+
+type params []param
+
+func (ps params) get(key string) *param {
+	for i := range ps {
+		if ps[i].key == key {
+			return &ps[i]
+		}
 	}
-	out := make(map[string]*node, len(v.Keys))
-	for j, k := range v.Keys {
-		pv := v.Vals[j]
-		out[k] = pv
-		if pv.Kind != 'n' || !jsontree.IsInteger(pv.Str) {
+	return nil
+}
+
+// ints adds the integer params to into (floats and structured values such
+// as FUSED recipes are not kept: Task.Params holds integers; an integral
+// value written as 512.0 is an integer).
+func (ps params) ints(into map[string]int64) map[string]int64 {
+	for _, p := range ps {
+		if p.kind != 'n' {
 			continue
 		}
-		if x, err := strconv.ParseInt(pv.Str, 10, 64); err == nil {
-			if t.Params == nil {
-				t.Params = map[string]int64{}
+		if x, ok := jsontree.Int64(p.lit); ok {
+			if into == nil {
+				into = make(map[string]int64, len(ps))
 			}
-			t.Params[k] = x
+			into[p.key] = x
 		}
 	}
-	return out
+	return into
 }
 
 // intParam reads a required int32 param (AMK marshals params as int32).
-func (m *mapper) intParam(params map[string]*node, path, key string) (int64, bool) {
-	pv := params[key]
-	pp := path + ".params." + key
-	if pv == nil || pv.Kind == 'z' {
-		m.add(schedule.CodeMissing, pp, "param %q is required for the footprint", key)
+func (m *mapper) intParam(ps params, path, key string) (int64, bool) {
+	pv := ps.get(key)
+	if pv == nil || pv.kind == 'z' {
+		m.add(schedule.CodeMissing, path+".params."+key, "param %q is required for the footprint", key)
 		return 0, false
 	}
-	v, ok := m.integer(pv, pp)
+	if pv.kind != 'n' {
+		m.add(schedule.CodeType, path+".params."+key, "want an integer, have %s", jsontree.KindNames[pv.kind])
+		return 0, false
+	}
+	if m.quiet {
+		v, ok := jsontree.Int64(pv.lit)
+		if !ok || v < math.MinInt32 || v > math.MaxInt32 {
+			m.failed = true
+			return 0, false
+		}
+		return v, true
+	}
+	v, ok := m.integerLit(pv.lit, path+".params."+key)
 	if !ok {
 		return 0, false
 	}
 	if v < math.MinInt32 || v > math.MaxInt32 {
-		m.add(schedule.CodeSize, pp, "param %s = %d is outside AMK's int32 params", key, v)
+		m.add(schedule.CodeSize, path+".params."+key, "param %s = %d is outside AMK's int32 params", key, v)
 		return 0, false
 	}
 	return v, true
 }
 
 // extent reads a required param that is a count of elements or rows.
-func (m *mapper) extent(params map[string]*node, path, key string) (int64, bool) {
-	v, ok := m.intParam(params, path, key)
+func (m *mapper) extent(ps params, path, key string) (int64, bool) {
+	v, ok := m.intParam(ps, path, key)
 	if !ok {
 		return 0, false
 	}
@@ -257,20 +284,20 @@ func (m *mapper) extent(params map[string]*node, path, key string) (int64, bool)
 	return v, true
 }
 
-// footprint sets the task's reads and writes from its op and params.
-func (m *mapper) footprint(t *schedule.Task, path, op string, inputs, outputs []bufferRef, params map[string]*node) {
-	lay := func(r bufferRef) (layout, bool) {
-		l := m.layouts[r.index]
+// footprint appends the task's reads and writes from its op and params.
+func (m *mapper) footprint(reads, writes []schedule.Access, path, op string, inputs, outputs []int, ps params) ([]schedule.Access, []schedule.Access) {
+	lay := func(b int) (layout, bool) {
+		l := m.layouts[b]
 		return l, l.bits != 0
 	}
-	readWhole := func(r bufferRef) {
-		if l, ok := lay(r); ok {
-			t.Reads = append(t.Reads, whole(l))
+	readWhole := func(b int) {
+		if l, ok := lay(b); ok {
+			reads = append(reads, whole(l))
 		}
 	}
-	writeWhole := func(r bufferRef) {
-		if l, ok := lay(r); ok {
-			t.Writes = append(t.Writes, whole(l))
+	writeWhole := func(b int) {
+		if l, ok := lay(b); ok {
+			writes = append(writes, whole(l))
 		}
 	}
 	switch op {
@@ -278,68 +305,67 @@ func (m *mapper) footprint(t *schedule.Task, path, op string, inputs, outputs []
 		// The kernel writes out[..., n_off:n_off+N_tile] for every row; it
 		// derives the rows from the output's leading extent (M_tile and
 		// m_off do not restrict them).
-		nOff, ok1 := m.intParam(params, path, "n_off")
-		nTile, ok2 := m.extent(params, path, "N_tile")
-		for _, r := range inputs {
-			readWhole(r)
+		nOff, ok1 := m.intParam(ps, path, "n_off")
+		nTile, ok2 := m.extent(ps, path, "N_tile")
+		for _, b := range inputs {
+			readWhole(b)
 		}
 		if !ok1 || !ok2 {
-			return
+			return reads, writes
 		}
-		for _, r := range outputs {
-			if l, ok := lay(r); ok {
-				t.Writes = append(t.Writes, columns(l, nOff, nTile))
+		for _, b := range outputs {
+			if l, ok := lay(b); ok {
+				writes = append(writes, columns(l, nOff, nTile))
 			}
 		}
 	case "KV_APPEND":
 		// inputs = [new_kv, cache], outputs = [cache]: the cache operand is
 		// updated in place and not read as data.
-		pos, ok := m.intParam(params, path, "pos")
-		for _, r := range inputs {
-			if !contains(outputs, r) {
-				readWhole(r)
+		pos, ok := m.intParam(ps, path, "pos")
+		for _, b := range inputs {
+			if !contains(outputs, b) {
+				readWhole(b)
 			}
 		}
 		if !ok {
-			return
+			return reads, writes
 		}
-		for _, r := range outputs {
-			if l, ok := lay(r); ok {
-				t.Writes = append(t.Writes, seqRows(l, pos, 1))
+		for _, b := range outputs {
+			if l, ok := lay(b); ok {
+				writes = append(writes, seqRows(l, pos, 1))
 			}
 		}
 	case "ATTENTION_TILE":
 		// inputs = [q, k_cache, v_cache(, extra)]: the K and V operands are
 		// read over rows [kv_start, kv_start+kv_len) only.
-		start, ok1 := m.intParam(params, path, "kv_start")
-		n, ok2 := m.extent(params, path, "kv_len")
-		for j, r := range inputs {
+		start, ok1 := m.intParam(ps, path, "kv_start")
+		n, ok2 := m.extent(ps, path, "kv_len")
+		for j, b := range inputs {
 			if j == 1 || j == 2 {
-				if l, ok := lay(r); ok && ok1 && ok2 {
-					t.Reads = append(t.Reads, seqRows(l, start, n))
+				if l, ok := lay(b); ok && ok1 && ok2 {
+					reads = append(reads, seqRows(l, start, n))
 				}
 				continue
 			}
-			readWhole(r)
+			readWhole(b)
 		}
-		for _, r := range outputs {
-			writeWhole(r)
+		for _, b := range outputs {
+			writeWhole(b)
 		}
 	default:
-		for _, r := range inputs {
-			readWhole(r)
+		for _, b := range inputs {
+			readWhole(b)
 		}
-		for _, r := range outputs {
-			writeWhole(r)
+		for _, b := range outputs {
+			writeWhole(b)
 		}
 	}
-	t.Reads = dedup(t.Reads)
-	t.Writes = dedup(t.Writes)
+	return dedup(reads), dedup(writes)
 }
 
-func contains(list []bufferRef, r bufferRef) bool {
+func contains(list []int, b int) bool {
 	for _, x := range list {
-		if x == r {
+		if x == b {
 			return true
 		}
 	}
@@ -347,15 +373,15 @@ func contains(list []bufferRef, r bufferRef) bool {
 }
 
 // dedup drops repeated identical accesses (a buffer listed twice), keeping
-// the first of each in order.
+// the first of each in order, in place.
 func dedup(as []schedule.Access) []schedule.Access {
 	if len(as) < 2 {
 		return as
 	}
-	out := make([]schedule.Access, 0, len(as))
-	for i, a := range as {
+	out := as[:0]
+	for _, a := range as {
 		dup := false
-		for _, b := range as[:i] {
+		for _, b := range out {
 			if a == b {
 				dup = true
 				break

@@ -1,9 +1,7 @@
 package amk
 
 import (
-	"fmt"
 	"github.com/megaproof/megaproof/internal/jsontree"
-	"strconv"
 
 	"github.com/megaproof/megaproof/schedule"
 )
@@ -14,19 +12,34 @@ type node = jsontree.Node
 // maxDepth bounds nesting so hostile input cannot exhaust the stack.
 const maxDepth = 128
 
-// parse reads exactly one JSON value. Duplicate keys are rejected: AMK's
-// Python reader silently keeps the last one, which makes such a file mean
-// two different things to two readers.
-func parse(data []byte) (*node, *schedule.Diagnostic) {
-	n, err := jsontree.Parse(data, maxDepth)
-	if err != nil {
-		code := schedule.CodeSyntax
-		if err.Duplicate {
-			code = schedule.CodeDuplicate
-		}
-		return nil, &schedule.Diagnostic{Code: code, Path: err.Path, Message: err.Message}
+// fatal turns a scanner error (syntax, a duplicate key, the input limit)
+// into the error the reader returns. AMK's Python reader silently keeps the
+// last of two equal keys, which makes such a file mean two different things
+// to two readers, so a duplicate key is an error here.
+func fatal(e *jsontree.Error) error {
+	if e.Kind == jsontree.IO {
+		return e.Err
 	}
-	return n, nil
+	code := schedule.CodeSyntax
+	switch e.Kind {
+	case jsontree.Duplicate:
+		code = schedule.CodeDuplicate
+	case jsontree.Limit:
+		code = schedule.CodeLimit
+	}
+	return &schedule.Error{Diagnostics: []schedule.Diagnostic{{Code: code, Path: e.Path, Message: e.Message}}}
+}
+
+// diagError turns collected diagnostics into an error (nil without any).
+func diagError(list []jsontree.Diag) error {
+	if len(list) == 0 {
+		return nil
+	}
+	ds := make([]schedule.Diagnostic, len(list))
+	for i, d := range list {
+		ds[i] = schedule.Diagnostic{Code: d.Code, Path: d.Path, Message: d.Message}
+	}
+	return &schedule.Error{Diagnostics: ds}
 }
 
 // field returns the value of key in object n, or nil.
@@ -39,25 +52,21 @@ func field(n *node, key string) *node {
 	return nil
 }
 
-// maxDiagnostics caps the diagnostics one input can produce.
-const maxDiagnostics = 50
-
-// reader converts parsed values and collects diagnostics.
+// reader converts parsed values and collects diagnostics. In quiet mode it
+// only notes that something is wrong (the direct reader then reads the
+// element again, loudly).
 type reader struct {
-	list []schedule.Diagnostic
+	ds     *jsontree.Diags
+	quiet  bool
+	failed bool
 }
 
 func (r *reader) add(code, path, format string, args ...any) {
-	if len(r.list) < maxDiagnostics {
-		r.list = append(r.list, schedule.Diagnostic{Code: code, Path: path, Message: fmt.Sprintf(format, args...)})
+	if r.quiet {
+		r.failed = true
+		return
 	}
-}
-
-func (r *reader) err() error {
-	if len(r.list) == 0 {
-		return nil
-	}
-	return &schedule.Error{Diagnostics: r.list}
+	r.ds.Add(code, path, format, args...)
 }
 
 // object checks that n is an object. Unknown keys are allowed: AMK's format
@@ -113,22 +122,28 @@ func (r *reader) boolean(n *node, path string) (bool, bool) {
 	return n.B, true
 }
 
-// integer reads a JSON integer that fits in an int64. A fraction or an
-// exponent is a type error (AMK's validator wants Python ints); an integer
-// beyond int64 is a size error.
+// integer reads a JSON integer that fits in an int64.
 func (r *reader) integer(n *node, path string) (int64, bool) {
 	if n.Kind != 'n' {
 		r.add(schedule.CodeType, path, "want an integer, have %s", jsontree.KindNames[n.Kind])
 		return 0, false
 	}
-	v, err := strconv.ParseInt(n.Str, 10, 64)
-	if err != nil {
-		if jsontree.IsInteger(n.Str) {
-			r.add(schedule.CodeSize, path, "integer %s overflows 64 bits", n.Str)
-		} else {
-			r.add(schedule.CodeType, path, "want an integer, have %s", n.Str)
-		}
-		return 0, false
+	return r.integerLit([]byte(n.Str), path)
+}
+
+// integerLit reads a number literal as an integer that fits in an int64.
+// A value with a fraction is a type error (AMK's validator wants integers);
+// an integral one written with a fraction or an exponent (512.0 from
+// Python's /) counts, as in JSON Schema. An integer beyond int64 is a size
+// error.
+func (r *reader) integerLit(lit []byte, path string) (int64, bool) {
+	if v, ok := jsontree.Int64(lit); ok {
+		return v, true
 	}
-	return v, true
+	if _, _, st := jsontree.ParseInteger(lit); st == jsontree.IntFraction {
+		r.add(schedule.CodeType, path, "want an integer, have %s", lit)
+	} else {
+		r.add(schedule.CodeSize, path, "integer %s overflows 64 bits", lit)
+	}
+	return 0, false
 }

@@ -1,0 +1,711 @@
+package amk
+
+import (
+	"math"
+	"strconv"
+
+	"github.com/megaproof/megaproof/internal/jsontree"
+	"github.com/megaproof/megaproof/schedule"
+)
+
+// The reader builds the Program in one pass over the input, without a
+// tree: buffers, counters and tasks are read directly into the program.
+// An element it cannot read directly (anything malformed) is read again,
+// from the same bytes, into a small tree that the mapper converts with
+// the diagnostics of the format; only that element's bytes are kept
+// meanwhile. The small top-level parts (versions, meta, target, pages) are
+// read into trees and converted at the end, and a task list that comes
+// before the buffers or counters it names is kept as bytes and read at the
+// end. The mapper reports diagnostics by part and element index, so the
+// reader gives exactly the program or the diagnostics that converting a
+// tree of the whole document in the reference order would (FuzzUnmarshal
+// checks it).
+
+type decoder struct {
+	s  *jsontree.Scanner
+	ds jsontree.Diags
+	m  *mapper
+
+	irVersion, abiVersion, meta, target, pages *node
+	buffersDone, countersDone                  bool
+	tasksSeen                                  bool
+	tasksRaw                                   []byte // the task list, kept for the end
+
+	// per element, reused
+	in, out, shape []int64
+	refs           []int
+	waits          []schedule.Step
+	ps             params
+	lits           []byte
+	extra          [][]byte
+	reads, writes  []schedule.Access
+	stepSlab       []schedule.Step
+	accSlab        []schedule.Access
+	strs           map[string]string
+}
+
+func decode(s *jsontree.Scanner) (*schedule.Program, error) {
+	d := &decoder{s: s}
+	d.m = newMapper(&d.ds)
+	if err := d.top(); err != nil {
+		return nil, err
+	}
+	if err := diagError(d.ds.List(-1)); err != nil {
+		return nil, err
+	}
+	// A safety net: everything Validate checks should have been reported
+	// above with an AMK path. Validate also enforces megaproof's size limits.
+	if err := d.m.p.Validate(); err != nil {
+		return nil, err
+	}
+	return d.m.p, nil
+}
+
+// Bits of the top-level keys seen.
+const (
+	kIRVersion = 1 << iota
+	kABIVersion
+	kMeta
+	kTarget
+	kBuffers
+	kCounters
+	kPages
+	kTasks
+)
+
+func topBit(key []byte) uint32 {
+	switch string(key) {
+	case "ir_version":
+		return kIRVersion
+	case "abi_version":
+		return kABIVersion
+	case "meta":
+		return kMeta
+	case "target":
+		return kTarget
+	case "buffers":
+		return kBuffers
+	case "counters":
+		return kCounters
+	case "pages":
+		return kPages
+	case "tasks":
+		return kTasks
+	}
+	return 0
+}
+
+func (d *decoder) top() error {
+	s, m := d.s, d.m
+	m.at(rRoot, 0)
+	switch k := s.Peek(); k {
+	case 0:
+		return fatal(s.Err())
+	case 'o':
+	default:
+		s.Skip()
+		s.End()
+		if e := s.Err(); e != nil {
+			return fatal(e)
+		}
+		m.add(schedule.CodeType, "$", "want an object, have %s", jsontree.KindNames[k])
+		return nil
+	}
+	s.Object()
+	var seen uint32
+	var unknown [][]byte
+	for {
+		key, ok := s.Key()
+		if !ok {
+			break
+		}
+		bit := topBit(key)
+		if bit == 0 {
+			for _, u := range unknown {
+				if string(u) == string(key) {
+					s.Duplicate(key)
+					return fatal(s.Err())
+				}
+			}
+			unknown = append(unknown, append([]byte(nil), key...))
+			s.Skip()
+		} else if seen&bit != 0 {
+			s.Duplicate(key)
+			return fatal(s.Err())
+		}
+		seen |= bit
+		switch bit {
+		case kIRVersion:
+			d.irVersion = s.Value()
+		case kABIVersion:
+			d.abiVersion = s.Value()
+		case kMeta:
+			d.meta = s.Value()
+		case kTarget:
+			d.target = s.Value()
+		case kPages:
+			d.pages = s.Value()
+		case kBuffers:
+			d.list(rBuffers, "buffers", d.buffer)
+			d.buffersDone = true
+		case kCounters:
+			d.list(rCounters, "counters", d.counter)
+			d.countersDone = true
+		case kTasks:
+			d.tasksSeen = true
+			if d.buffersDone && d.countersDone {
+				d.list(rTasks, "tasks", d.task)
+			} else {
+				// Tasks name buffers and counters: read them at the end.
+				s.Mark()
+				s.Skip()
+				d.tasksRaw = append([]byte(nil), s.Marked()...)
+				s.Release()
+			}
+		}
+		if s.Err() != nil {
+			break
+		}
+	}
+	s.End()
+	if e := s.Err(); e != nil {
+		return fatal(e)
+	}
+	// The small parts, and the lists that were not there, in the order of
+	// the reference reader; then the kept task list.
+	for _, v := range []struct {
+		key string
+		n   *node
+	}{{"ir_version", d.irVersion}, {"abi_version", d.abiVersion}} {
+		if v.n != nil && v.n.Kind != 'z' {
+			m.version(v.key, v.n)
+		}
+	}
+	if d.meta != nil && d.meta.Kind != 'z' {
+		m.meta(d.meta)
+	}
+	if d.target != nil && d.target.Kind != 'z' {
+		m.target(d.target)
+	}
+	if !d.buffersDone {
+		m.list(rBuffers, "buffers", nil)
+	}
+	if !d.countersDone {
+		m.list(rCounters, "counters", nil)
+	}
+	if d.pages != nil && d.pages.Kind != 'z' {
+		m.pages(d.pages)
+	}
+	if !d.tasksSeen {
+		m.list(rTasks, "tasks", nil)
+	} else if d.tasksRaw != nil {
+		d.s = jsontree.NewScanner(d.tasksRaw, 0, maxDepth)
+		d.s.Prefix("tasks", -1)
+		d.list(rTasks, "tasks", d.task)
+	}
+	m.launch()
+	return nil
+}
+
+// list reads one of the three lists, each element directly or, when it is
+// malformed, again into a tree.
+func (d *decoder) list(rank int, key string, direct func(i int) bool) {
+	s, m := d.s, d.m
+	if s.Peek() != 'a' {
+		n := s.Value()
+		if s.Err() == nil {
+			m.list(rank, key, n)
+		}
+		return
+	}
+	s.Array()
+	for i := 0; s.Elem(); i++ {
+		s.Mark()
+		m.at(rank, i)
+		if !direct(i) {
+			s.Rewind()
+			n := s.Value()
+			if s.Err() != nil {
+				return
+			}
+			switch rank {
+			case rBuffers:
+				m.buffer(n, i)
+			case rCounters:
+				m.counter(n, i)
+			case rTasks:
+				m.task(n, i)
+			}
+		}
+		s.Release()
+		if s.Err() != nil {
+			return
+		}
+	}
+}
+
+// str, integer and the others read a value of their type; they return
+// false for a value of another type or out of range.
+func (d *decoder) str() ([]byte, bool) {
+	if d.s.Peek() != 's' {
+		return nil, false
+	}
+	v := d.s.Str()
+	return v, d.s.Err() == nil
+}
+
+func (d *decoder) integer() (int64, bool) {
+	s := d.s
+	if s.Peek() != 'n' {
+		return 0, false
+	}
+	v, ok := jsontree.Int64(s.Num())
+	return v, ok && s.Err() == nil
+}
+
+func (d *decoder) boolean() (bool, bool) {
+	s := d.s
+	if s.Peek() != 'b' {
+		return false, false
+	}
+	v := s.Bool()
+	return v, s.Err() == nil
+}
+
+// null reads a null if one comes and reports whether it did.
+func (d *decoder) null() bool {
+	if d.s.Peek() == 'z' {
+		d.s.Null()
+		return d.s.Err() == nil
+	}
+	return false
+}
+
+// skip skips the value of a key the reader does not use, failing when the
+// key repeats another one of the object that is not used either.
+func (d *decoder) skip(key []byte, first int) bool {
+	for _, e := range d.extra[first:] {
+		if string(e) == string(key) {
+			return false
+		}
+	}
+	d.extra = append(d.extra, append([]byte(nil), key...))
+	d.s.Skip()
+	return d.s.Err() == nil
+}
+
+// intern returns a string of b, shared with earlier ones of the same bytes.
+func (d *decoder) intern(b []byte) string {
+	if d.strs == nil {
+		d.strs = make(map[string]string)
+	}
+	if s, ok := d.strs[string(b)]; ok {
+		return s
+	}
+	if len(d.strs) > 4096 {
+		return string(b)
+	}
+	s := string(b)
+	d.strs[s] = s
+	return s
+}
+
+// once marks a field seen and reports false when it already was.
+func once(seen *uint32, bit uint32) bool {
+	if *seen&bit != 0 {
+		return false
+	}
+	*seen |= bit
+	return true
+}
+
+// Bits of fields seen in an object.
+const (
+	b0 = 1 << iota
+	b1
+	b2
+	b3
+	b4
+	b5
+	b6
+	b7
+	b8
+)
+
+func (d *decoder) buffer(i int) bool {
+	s, m := d.s, d.m
+	if s.Peek() != 'o' {
+		return false
+	}
+	s.Object()
+	d.extra = d.extra[:0]
+	var seen uint32
+	var id, bits int64
+	var name []byte
+	var nameStr string
+	var kind schedule.BufferKind
+	d.shape = d.shape[:0]
+	ok := true
+	for ok {
+		key, more := s.Key()
+		if !more {
+			break
+		}
+		var bit uint32
+		switch string(key) {
+		case "id":
+			bit = b0
+			id, ok = d.integer()
+		case "name":
+			bit = b1
+			if name, ok = d.str(); ok {
+				nameStr = string(name)
+			}
+		case "kind":
+			bit = b2
+			var v []byte
+			if v, ok = d.str(); ok {
+				kind, ok = kinds[string(v)]
+			}
+		case "dtype":
+			bit = b3
+			var v []byte
+			if v, ok = d.str(); ok {
+				bits = dtypeBits[string(v)]
+				ok = bits != 0
+			}
+		case "space":
+			bit = b4
+			if !d.null() {
+				var v []byte
+				v, ok = d.str()
+				ok = ok && memSpaces[string(v)]
+			}
+		case "shape":
+			bit = b5
+			if s.Peek() != 'a' {
+				ok = false
+				break
+			}
+			s.Array()
+			for ok && s.Elem() {
+				var x int64
+				x, ok = d.integer()
+				d.shape = append(d.shape, x)
+			}
+			ok = ok && s.Err() == nil
+		default:
+			ok = d.skip(key, 0)
+		}
+		ok = ok && once(&seen, bit)
+	}
+	if !ok || s.Err() != nil || seen&(b0|b1|b2|b3|b5) != b0|b1|b2|b3|b5 || len(d.shape) > MaxRank {
+		return false
+	}
+	if _, dup := m.bufByID.get(id); dup {
+		return false
+	}
+	numel := int64(1)
+	for _, x := range d.shape {
+		if x < 1 || numel > maxBufferBytes*8/x {
+			return false
+		}
+		numel *= x
+	}
+	if numel > maxBufferBytes*8/bits {
+		return false
+	}
+	m.bufByID.put(id, i)
+	shape := append([]int64(nil), d.shape...)
+	m.p.Buffers = append(m.p.Buffers, schedule.Buffer{Name: uniqueName(m.names, nameStr, id, true, i), Kind: kind, Size: uint64(ceilDiv8(numel * bits)), Arena: schedule.NoArena})
+	m.layouts = append(m.layouts, layout{index: int32(i), bits: bits, shape: shape, numel: numel})
+	return true
+}
+
+func (d *decoder) counter(i int) bool {
+	s, m := d.s, d.m
+	if s.Peek() != 'o' {
+		return false
+	}
+	s.Object()
+	d.extra = d.extra[:0]
+	var seen uint32
+	var id, init int64
+	ok := true
+	for ok {
+		key, more := s.Key()
+		if !more {
+			break
+		}
+		var bit uint32
+		switch string(key) {
+		case "id":
+			bit = b0
+			id, ok = d.integer()
+		case "init":
+			bit = b1
+			if !d.null() {
+				init, ok = d.integer()
+				ok = ok && init >= 0 && init <= math.MaxUint32
+			}
+		default:
+			ok = d.skip(key, 0)
+		}
+		ok = ok && once(&seen, bit)
+	}
+	if !ok || s.Err() != nil || seen&b0 == 0 {
+		return false
+	}
+	if _, dup := m.ctrByID.get(id); dup {
+		return false
+	}
+	m.ctrByID.put(id, i)
+	m.p.Counters = append(m.p.Counters, schedule.Counter{Name: "c" + strconv.FormatInt(id, 10), Init: uint64(init), Width: 32})
+	return true
+}
+
+// bufList reads a task's inputs or outputs as buffer indices into d.refs,
+// from the given position on.
+func (d *decoder) bufList(limit int) bool {
+	s := d.s
+	if s.Peek() != 'a' {
+		return false
+	}
+	s.Array()
+	n := 0
+	for s.Elem() {
+		if n++; n > limit {
+			return false
+		}
+		id, ok := d.integer()
+		if !ok {
+			return false
+		}
+		bi, ok := d.m.bufByID.get(id)
+		if !ok {
+			return false
+		}
+		d.refs = append(d.refs, bi)
+	}
+	return s.Err() == nil
+}
+
+func (d *decoder) waitList() bool {
+	s := d.s
+	if s.Peek() != 'a' {
+		return false
+	}
+	s.Array()
+	for s.Elem() {
+		if len(d.waits) == MaxWaits || s.Peek() != 'o' {
+			return false
+		}
+		s.Object()
+		first := len(d.extra)
+		var seen uint32
+		var ctr, k int64
+		ok := true
+		for ok {
+			key, more := s.Key()
+			if !more {
+				break
+			}
+			var bit uint32
+			switch string(key) {
+			case "counter":
+				bit = b0
+				ctr, ok = d.integer()
+			case "threshold":
+				bit = b1
+				k, ok = d.integer()
+			default:
+				ok = d.skip(key, first)
+			}
+			ok = ok && once(&seen, bit)
+		}
+		d.extra = d.extra[:first]
+		if !ok || s.Err() != nil || seen != b0|b1 || k < 1 || k > math.MaxUint32 {
+			return false
+		}
+		ci, found := d.m.ctrByID.get(ctr)
+		if !found {
+			return false
+		}
+		d.waits = append(d.waits, schedule.Step{Kind: schedule.Wait, Object: int32(ci), Value: uint64(k)})
+	}
+	return s.Err() == nil
+}
+
+// paramList reads a task's params into d.ps, number literals into d.lits.
+func (d *decoder) paramList() bool {
+	s := d.s
+	if s.Peek() != 'o' {
+		return false
+	}
+	s.Object()
+	for {
+		key, more := s.Key()
+		if !more {
+			break
+		}
+		if d.ps.get(string(key)) != nil {
+			return false
+		}
+		p := param{key: d.intern(key)}
+		switch p.kind = s.Peek(); p.kind {
+		case 0:
+			return false
+		case 'n':
+			lit := s.Num()
+			from := len(d.lits)
+			d.lits = append(d.lits, lit...)
+			p.lit = d.lits[from:len(d.lits):len(d.lits)]
+		default:
+			s.Skip()
+		}
+		d.ps = append(d.ps, p)
+	}
+	return s.Err() == nil
+}
+
+func (d *decoder) task(i int) bool {
+	s, m := d.s, d.m
+	if s.Peek() != 'o' {
+		return false
+	}
+	s.Object()
+	d.extra = d.extra[:0]
+	d.refs, d.waits, d.ps, d.lits = d.refs[:0], d.waits[:0], d.ps[:0], d.lits[:0]
+	var seen uint32
+	var id, ctr, sm int64
+	op := ""
+	pinned := false
+	var nIn int
+	ok := true
+	for ok {
+		key, more := s.Key()
+		if !more {
+			break
+		}
+		var bit uint32
+		switch string(key) {
+		case "id":
+			bit = b0
+			id, ok = d.integer()
+		case "op":
+			bit = b1
+			var v []byte
+			if v, ok = d.str(); ok {
+				op = opName(v)
+				ok = op != ""
+			}
+		case "inputs":
+			bit = b2
+			// inputs go before outputs in d.refs
+			if seen&b3 != 0 {
+				ok = false
+				break
+			}
+			ok = d.bufList(MaxInputs)
+			nIn = len(d.refs)
+		case "outputs":
+			bit = b3
+			if seen&b2 == 0 {
+				// outputs before inputs: read directly only in the usual
+				// order.
+				ok = false
+				break
+			}
+			ok = d.bufList(MaxOutputs)
+		case "out_counter":
+			bit = b4
+			ctr, ok = d.integer()
+		case "waits":
+			bit = b5
+			if !d.null() {
+				ok = d.waitList()
+			}
+		case "sm":
+			bit = b6
+			if !d.null() {
+				sm, ok = d.integer()
+				ok = ok && sm >= 0 && sm < schedule.MaxWorkers
+				pinned = true
+			}
+		case "params":
+			bit = b7
+			if !d.null() {
+				ok = d.paramList()
+			}
+		default:
+			ok = d.skip(key, 0)
+		}
+		ok = ok && once(&seen, bit)
+	}
+	if !ok || s.Err() != nil || seen&(b0|b1|b2|b3|b4) != b0|b1|b2|b3|b4 {
+		return false
+	}
+	ci, found := m.ctrByID.get(ctr)
+	if !found {
+		return false
+	}
+	if _, dup := m.taskIDs.get(id); dup {
+		return false
+	}
+	inputs, outputs := d.refs[:nIn], d.refs[nIn:]
+	m.quiet, m.failed = true, false
+	reads, writes := m.footprint(d.reads[:0], d.writes[:0], "", op, inputs, outputs, d.ps)
+	m.quiet = false
+	d.reads, d.writes = reads, writes
+	if m.failed {
+		return false
+	}
+	m.taskIDs.put(id, i)
+	t := schedule.Task{Name: taskName(id, op), Op: op, Worker: schedule.Dynamic}
+	if pinned {
+		t.Worker = int32(sm)
+		m.maxSM = max(m.maxSM, sm)
+		m.smUses = append(m.smUses, smUse{i, sm})
+	}
+	t.Before = d.stepSlice(d.waits)
+	t.After = d.stepSlice([]schedule.Step{{Kind: schedule.Signal, Object: int32(ci), Value: 1}})
+	t.Reads = d.accessSlice(reads)
+	t.Writes = d.accessSlice(writes)
+	t.Params = d.ps.ints(nil)
+	m.p.Tasks = append(m.p.Tasks, t)
+	return true
+}
+
+// opName returns the opcode's name, or "" for an unknown one.
+func opName(b []byte) string {
+	for _, op := range opList {
+		if op == string(b) {
+			return op
+		}
+	}
+	return ""
+}
+
+func (d *decoder) stepSlice(src []schedule.Step) []schedule.Step {
+	if len(src) == 0 {
+		return nil
+	}
+	if len(d.stepSlab)+len(src) > cap(d.stepSlab) {
+		d.stepSlab = make([]schedule.Step, 0, max(len(src), min(4096, 2*cap(d.stepSlab)), 16))
+	}
+	n := len(d.stepSlab)
+	d.stepSlab = append(d.stepSlab, src...)
+	return d.stepSlab[n : n+len(src) : n+len(src)]
+}
+
+func (d *decoder) accessSlice(src []schedule.Access) []schedule.Access {
+	if len(src) == 0 {
+		return nil
+	}
+	if len(d.accSlab)+len(src) > cap(d.accSlab) {
+		d.accSlab = make([]schedule.Access, 0, max(len(src), min(4096, 2*cap(d.accSlab)), 16))
+	}
+	n := len(d.accSlab)
+	d.accSlab = append(d.accSlab, src...)
+	return d.accSlab[n : n+len(src) : n+len(src)]
+}

@@ -1,0 +1,150 @@
+package amk
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/megaproof/megaproof/internal/jsontree"
+	"github.com/megaproof/megaproof/schedule"
+)
+
+// unmarshalTree is the reference reader: it parses the whole document into
+// a tree, then maps its parts in a fixed order. The one-pass reader must
+// give the same program or the same diagnostics.
+func unmarshalTree(data []byte) (*schedule.Program, error) {
+	s := jsontree.NewScanner(data, schedule.DefaultMaxInput, maxDepth)
+	root := s.Value()
+	s.End()
+	if e := s.Err(); e != nil {
+		return nil, fatal(e)
+	}
+	var ds jsontree.Diags
+	m := newMapper(&ds)
+	if m.root(root) {
+		for _, key := range []string{"ir_version", "abi_version"} {
+			if v := optional(root, key); v != nil {
+				m.version(key, v)
+			}
+		}
+		if v := optional(root, "meta"); v != nil {
+			m.meta(v)
+		}
+		if v := optional(root, "target"); v != nil {
+			m.target(v)
+		}
+		if list, ok := m.list(rBuffers, "buffers", field(root, "buffers")); ok {
+			for i, n := range list {
+				m.buffer(n, i)
+			}
+		}
+		if list, ok := m.list(rCounters, "counters", field(root, "counters")); ok {
+			for i, n := range list {
+				m.counter(n, i)
+			}
+		}
+		if v := optional(root, "pages"); v != nil {
+			m.pages(v)
+		}
+		if list, ok := m.list(rTasks, "tasks", field(root, "tasks")); ok {
+			for i, n := range list {
+				m.task(n, i)
+			}
+		}
+		m.launch()
+	}
+	if err := diagError(ds.List(-1)); err != nil {
+		return nil, err
+	}
+	if err := m.p.Validate(); err != nil {
+		return nil, err
+	}
+	return m.p, nil
+}
+
+// oneByte reads one byte per call.
+type oneByte struct{ r io.Reader }
+
+func (o oneByte) Read(p []byte) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
+	}
+	return o.r.Read(p[:1])
+}
+
+func differ(p1 *schedule.Program, e1 error, p2 *schedule.Program, e2 error) bool {
+	if (e1 == nil) != (e2 == nil) {
+		return true
+	}
+	if e1 != nil {
+		return !reflect.DeepEqual(e1, e2)
+	}
+	return !reflect.DeepEqual(p1, p2)
+}
+
+// FuzzUnmarshal checks that the one-pass reader gives exactly the program
+// or the diagnostics of the reference reader, streamed one byte at a time
+// as well as from bytes; that no input panics; that every error is a
+// *schedule.Error of invalid.* diagnostics with JSON paths; and that every
+// accepted program is valid and survives megaproof's JSON round trip.
+// Seeds: the testdata programs, E2-shaped toys and
+// testdata/fuzz/FuzzUnmarshal.
+func FuzzUnmarshal(f *testing.F) {
+	files, _ := filepath.Glob("testdata/*.json")
+	for _, name := range files {
+		data, err := os.ReadFile(name)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data)
+	}
+	f.Add(e2Toy(1, 64, 64, 82))
+	f.Add([]byte(`{"tasks":[{"id":0,"op":"NOP","inputs":[0],"outputs":[],"out_counter":0}],"counters":[{"id":0}],"buffers":[{"id":0,"name":"b","kind":"WEIGHT","dtype":"I4","shape":[3]}]}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		Detect(data)
+		p, err := Unmarshal(data)
+		rp, rerr := unmarshalTree(data)
+		if differ(p, err, rp, rerr) {
+			t.Fatalf("one-pass and reference readers differ\none-pass: %v\nreference: %v", err, rerr)
+		}
+		sp, serr := DecodeLimit(oneByte{bytes.NewReader(data)}, schedule.DefaultMaxInput)
+		if differ(p, err, sp, serr) {
+			t.Fatalf("streaming and bytes differ\nbytes: %v\nstreaming: %v", err, serr)
+		}
+		if err != nil {
+			var se *schedule.Error
+			if !errors.As(err, &se) || len(se.Diagnostics) == 0 {
+				t.Fatalf("error %T %v is not a *schedule.Error with diagnostics", err, err)
+			}
+			for _, d := range se.Diagnostics {
+				if !strings.HasPrefix(d.Code, "invalid.") || !strings.HasPrefix(d.Path, "$") {
+					t.Fatalf("diagnostic %v: want an invalid.* code and a JSON path", d)
+				}
+			}
+			return
+		}
+		if err := p.Validate(); err != nil {
+			t.Fatalf("accepted an invalid program: %v", err)
+		}
+		enc, err := schedule.Marshal(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		back, err := schedule.Unmarshal(enc)
+		if err != nil {
+			t.Fatalf("megaproof JSON of a mapped program does not decode: %v", err)
+		}
+		// schedule.Unmarshal decodes an absent list as empty, not nil.
+		if !cmp.Equal(p, back, cmpopts.EquateEmpty()) {
+			t.Fatalf("round trip differs:\n%s", cmp.Diff(p, back, cmpopts.EquateEmpty()))
+		}
+	})
+}
