@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/megaproof/megaproof/internal/progen"
 	"github.com/megaproof/megaproof/schedule"
 )
 
@@ -718,5 +719,21 @@ func TestOccupancyMessage(t *testing.T) {
 	r = explore(t, dispatchCases[slices.IndexFunc(dispatchCases, func(c dispatchCase) bool { return c.name == "exit-rule" })].prog())
 	if len(r.Findings) != 1 || !strings.Contains(r.Findings[0].Message, "workers 1..1 cannot start") || !strings.Contains(r.Findings[0].Message, "2 co-resident workers avoid it") {
 		t.Errorf("findings %+v", r.Findings)
+	}
+}
+
+// The explorer's own guards and simple tasks are the ones schedule (and so
+// the runner) computes.
+func TestGuardsAgreeWithSchedule(t *testing.T) {
+	g := progen.Program(progen.Small())
+	for seed := 0; seed < 500; seed++ {
+		p := g.Example(seed)
+		m := newModel(p)
+		for th := m.W; th < m.T; th++ {
+			ft := &m.f.Threads[th]
+			if int(m.guard[th]) != ft.Guard() || m.simple[th] != ft.Simple() {
+				t.Fatalf("seed %d thread %d: guard %d simple %v, schedule says %d %v", seed, th, m.guard[th], m.simple[th], ft.Guard(), ft.Simple())
+			}
+		}
 	}
 }
