@@ -162,7 +162,7 @@ func Run(ctx context.Context, p *schedule.Program, cfg Config) (*Result, error) 
 			}
 		case decided:
 			msg := shortfall(m, md, r) + "; in the unbounded launch (every worker resident, every dynamic task on a worker of its own) it cannot deadlock"
-			if n := minWorkers(ctx, p, cfg, b.used); n > 0 {
+			if n := minWorkers(ctx, p, cfg, b.used, b.maxMem-b.mem); n > 0 {
 				msg += fmt.Sprintf("; %d co-resident workers avoid it", n)
 			}
 			res.Findings = append(res.Findings, Finding{Code: CodeOccupancy, Tasks: r.tasks, Trace: r.trace, Message: msg})
@@ -324,9 +324,10 @@ func list(names []string) string {
 
 // minWorkers looks for the fewest co-resident workers, above the launch's,
 // with which p cannot stall, trying up to 8 more within a small share of
-// the state budget (used: the states the main explorations took). It
-// returns 0 when that is not cheap to find.
-func minWorkers(ctx context.Context, p *schedule.Program, cfg Config, used int) int {
+// the state budget (used: the states the main explorations took) and
+// within mem bytes (what the findings so far leave of the memory budget).
+// It returns 0 when that is not cheap to find.
+func minWorkers(ctx context.Context, p *schedule.Program, cfg Config, used int, mem int64) int {
 	room := min(cfg.MaxStates/4, 4*used+4096)
 	resident := p.Launch.Workers
 	if !p.Launch.Cooperative {
@@ -337,7 +338,7 @@ func minWorkers(ctx context.Context, p *schedule.Program, cfg Config, used int) 
 		q.Launch.PerSM = 1
 		q.Launch.SMs = n
 		q.Launch.Workers = max(n, p.Launch.Workers)
-		b := newBudget(ctx, Config{MaxStates: room, MaxMemory: cfg.MaxMemory})
+		b := newBudget(ctx, Config{MaxStates: room, MaxMemory: mem})
 		m := newModel(q)
 		md := mode{resid: !q.Launch.Cooperative && q.Launch.Workers > q.Launch.Capacity(), dispatch: m.dyn > 0}
 		m.setup(md)
