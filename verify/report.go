@@ -40,10 +40,33 @@ type ReportFinding struct {
 	Related []string `json:"related,omitempty"`
 	// Fix suggests an edit that removes the finding, when one is evident.
 	Fix string `json:"fix,omitempty"`
-	// Witness is the finding's trace (see [Finding.Witness]), and
-	// WitnessLength its number of events.
-	Witness       []schedule.Event `json:"witness,omitempty"`
-	WitnessLength int              `json:"witness_length,omitempty"`
+	// Witness is the finding's trace (see [Finding.Witness]), each event
+	// annotated with its task and operation, and WitnessLength its number
+	// of events.
+	Witness       []ReportEvent `json:"witness,omitempty"`
+	WitnessLength int           `json:"witness_length,omitempty"`
+}
+
+// ReportEvent is one event of a witness, a [schedule.Event] with what it
+// does.
+type ReportEvent struct {
+	Thread int32 `json:"thread"`
+	Step   int32 `json:"step"`
+	// Task is the name of the task the step belongs to.
+	Task string `json:"task,omitempty"`
+	// Op describes the step: "wait ready >= 2", "signal ready += 1",
+	// "begin" and "end" of the task's body, "acquire slots 1", ...
+	Op string `json:"op,omitempty"`
+}
+
+// Events returns the witness as schedule events, for schedule.Replay and
+// schedule.CheckWitness.
+func (f *ReportFinding) Events() []schedule.Event {
+	out := make([]schedule.Event, len(f.Witness))
+	for i, e := range f.Witness {
+		out[i] = schedule.Event{Thread: e.Thread, Step: e.Step}
+	}
+	return out
 }
 
 // Report renders r for p, the program it is the result of: each task index
@@ -55,8 +78,15 @@ func (r *Result) Report(p *schedule.Program) *Report {
 	if p != nil {
 		rep.Program = p.Name
 	}
+	var form *schedule.Form
 	for _, f := range r.Findings {
-		rf := ReportFinding{Code: f.Code, Message: f.Message, Path: f.Path, Related: f.Related, Fix: f.Fix, Witness: f.Witness, WitnessLength: len(f.Witness)}
+		rf := ReportFinding{Code: f.Code, Message: f.Message, Path: f.Path, Related: f.Related, Fix: f.Fix, WitnessLength: len(f.Witness)}
+		if len(f.Witness) > 0 {
+			if form == nil && p != nil && p.Validate() == nil {
+				form = schedule.Lower(p)
+			}
+			rf.Witness = annotate(p, form, f.Witness)
+		}
 		for _, t := range f.Tasks {
 			name := fmt.Sprintf("#%d", t)
 			if p != nil && t >= 0 && t < len(p.Tasks) {
@@ -67,6 +97,29 @@ func (r *Result) Report(p *schedule.Program) *Report {
 		rep.Findings = append(rep.Findings, rf)
 	}
 	return rep
+}
+
+// annotate names each event's task and operation; an event form does not
+// have (only a Result of another program holds one) keeps its numbers only.
+func annotate(p *schedule.Program, form *schedule.Form, w []schedule.Event) []ReportEvent {
+	out := make([]ReportEvent, len(w))
+	for i, e := range w {
+		out[i] = ReportEvent{Thread: e.Thread, Step: e.Step}
+		if form == nil || e.Thread < 0 || int(e.Thread) >= len(form.Threads) {
+			continue
+		}
+		ops := form.Threads[e.Thread].Ops
+		if e.Step < 0 || int(e.Step) >= len(ops) {
+			continue
+		}
+		op := ops[e.Step]
+		if op.Task >= 0 && int(op.Task) < len(p.Tasks) {
+			out[i].Task = p.Tasks[op.Task].Name
+		}
+		op.Task = -1 // Describe then leaves the task out
+		out[i].Op = p.Describe(op)
+	}
+	return out
 }
 
 // InvalidReport renders a decoding error as an [Invalid] report: one

@@ -267,7 +267,7 @@ func TestVerifyUnsafe(t *testing.T) {
 			for i, name := range f.Tasks {
 				idx[i] = slices.IndexFunc(tt.p.Tasks, func(tk schedule.Task) bool { return tk.Name == name })
 			}
-			if err := schedule.CheckWitness(tt.p, f.Code, idx, f.Witness); err != nil {
+			if err := schedule.CheckWitness(tt.p, f.Code, idx, f.Events()); err != nil {
 				t.Errorf("witness does not replay: %v", err)
 			}
 			_, text, _ := runCLI(t, "", "verify", file)
@@ -316,7 +316,7 @@ func TestReportRendering(t *testing.T) {
 	}
 	b := bytes.TrimSuffix(jb.Bytes(), []byte("\n"))
 	checkResultSchema(t, string(b))
-	wantJSON := `{"file":"f.json","program":"handoff","verdict":"unsafe","findings":[{"code":"race.raw","message":"\"consume\" reads x while \"produce\" may write it","tasks":["consume","produce"],"related":["written by produce (worker 0)"],"fix":"insert ` + "`wait ready >= 1`" + ` before consume","witness":[{"thread":0,"step":0},{"thread":1,"step":0}],"witness_length":2},{"code":"inconclusive","message":"state budget of 10 exhausted","tasks":["#9"]}],"stats":{"tasks":2,"threads":2,"steps":7,"accesses":3,"conflict_pairs":1,"explored_states":10,"engine":"explore"}}`
+	wantJSON := `{"file":"f.json","program":"handoff","verdict":"unsafe","findings":[{"code":"race.raw","message":"\"consume\" reads x while \"produce\" may write it","tasks":["consume","produce"],"related":["written by produce (worker 0)"],"fix":"insert ` + "`wait ready >= 1`" + ` before consume","witness":[{"thread":0,"step":0,"task":"produce","op":"begin"},{"thread":1,"step":0,"task":"consume","op":"wait ready >= 1"}],"witness_length":2},{"code":"inconclusive","message":"state budget of 10 exhausted","tasks":["#9"]}],"stats":{"tasks":2,"threads":2,"steps":7,"accesses":3,"conflict_pairs":1,"explored_states":10,"engine":"explore"}}`
 	if string(b) != wantJSON {
 		t.Errorf("json:\n%s\nwant:\n%s", b, wantJSON)
 	}

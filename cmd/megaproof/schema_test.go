@@ -109,7 +109,7 @@ func TestSchemaCoversStructs(t *testing.T) {
 		{reflect.TypeFor[verify.Report](), s},
 		{reflect.TypeFor[verify.ReportFinding](), defs["finding"].(map[string]any)},
 		{reflect.TypeFor[verify.Stats](), defs["stats"].(map[string]any)},
-		{reflect.TypeFor[schedule.Event](), defs["event"].(map[string]any)},
+		{reflect.TypeFor[verify.ReportEvent](), defs["event"].(map[string]any)},
 	} {
 		props := tt.schema["properties"].(map[string]any)
 		if tt.schema["additionalProperties"] != false {
