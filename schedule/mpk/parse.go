@@ -57,7 +57,7 @@ func parseTree(data []byte) (*Graph, error) {
 	root, perr := jsontree.Parse(data, maxDepth)
 	if perr != nil {
 		code := schedule.CodeSyntax
-		if duplicateKey(perr) {
+		if perr.Kind == jsontree.Duplicate {
 			code = schedule.CodeDuplicate
 		}
 		return nil, &schedule.Error{Diagnostics: []schedule.Diagnostic{{Code: code, Path: perr.Path, Message: perr.Message}}}
@@ -233,10 +233,6 @@ func (t *tree) tensors(n *jsontree.Node, path, key string) []Tensor {
 	}
 	return out
 }
-
-// duplicateKey reports whether a parse error is a repeated key, which
-// jsontree words as `key "k" appears twice`.
-func duplicateKey(e *jsontree.Error) bool { return strings.HasSuffix(e.Message, "appears twice") }
 
 // isIntegerLit reports whether a number's literal text is written as an
 // integer (an optional minus and digits only), whatever its size.
