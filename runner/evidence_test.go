@@ -62,7 +62,6 @@ var evidenceRows = []evidenceRow{
 	{code: verify.CodeOccupancy, kind: "workers stay resident while dynamic tasks remain (declared capacity 1): the empty worker 0 keeps the producer's worker 1 from starting", name: "occupancy-worker-exit-small",
 		twins: []evidenceTwin{{"twin", "the producer on worker 0"}}, runs: 20, indexOrder: true},
 	{code: verify.CodeOccupancy, kind: "the same at the H200's capacity: 132 empty workers stay resident for a dynamic task whose producer is worker 132", name: "occupancy-worker-exit",
-		verdict: verify.Inconclusive, codes: []string{verify.CodeInconclusive},
 		twins: []evidenceTwin{{"twin", "`blocks_per_sm` 1 → 2"}}, runs: 3, indexOrder: true},
 	{code: verify.CodeRaceRAW, kind: "the consumer does not wait; the producer follows a 64 KiB task on its worker", name: "race-raw",
 		twins: []evidenceTwin{{"twin", "the consumer waits `c >= 1`"}}, runs: 20},

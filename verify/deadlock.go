@@ -85,10 +85,14 @@ func (v *verifier) occupancy(stuckRun *engine, witness []schedule.Event) {
 		}
 	}
 	l := f.p.Launch
+	why := "resident workers wait on workers that cannot start"
+	if f.threads() > f.workers {
+		why = "resident workers, which stay resident until every dynamic task has ended, leave no slot for workers the program waits on"
+	}
 	v.add(Finding{
 		Code: CodeOccupancy,
-		Message: fmt.Sprintf("non-cooperative launch of %d workers on %s keeps %d co-resident (%d SMs × %d); resident workers wait on workers that cannot start; the program needs at least %d co-resident workers",
-			l.Workers, targetName(l.Target), l.Capacity(), l.SMs, l.PerSM, lo),
+		Message: fmt.Sprintf("non-cooperative launch of %d workers on %s keeps %d co-resident (%d SMs × %d); %s; the program needs at least %d co-resident workers",
+			l.Workers, targetName(l.Target), l.Capacity(), l.SMs, l.PerSM, why, lo),
 		Tasks:   nil,
 		Related: capLines(waiting, "stuck: "),
 		Fix:     fmt.Sprintf("keep at least %d workers co-resident (fewer blocks' resources per SM, or a cooperative launch on a target that holds them), or place producers on lower-numbered workers than their waiters", lo),

@@ -27,8 +27,10 @@ type engine struct {
 	heaps [][]waitEntry // per object: blocked waiters keyed by threshold
 	spare [][]waitEntry // emptied lists, for reuse
 	ready []int32
-	// residency
+	// residency: a worker exits once its thread has finished and every
+	// dynamic task has ended (dynLeft counts those that have not)
 	started, finished int
+	dynLeft           int
 	capacity          int
 
 	record bool
@@ -108,6 +110,7 @@ func (e *engine) reset() {
 	e.ready = e.ready[:0]
 	e.trace = e.trace[:0]
 	e.started, e.finished = 0, 0
+	e.dynLeft = f.threads() - f.workers
 	if e.resident {
 		e.started = f.workers
 	}
@@ -124,7 +127,7 @@ func (e *engine) reset() {
 // startWorkers starts workers in index order while resident slots are free.
 func (e *engine) startWorkers() {
 	f := e.f
-	for e.started < f.workers && e.started-e.finished < e.capacity {
+	for e.started < f.workers && e.started-e.exited() < e.capacity {
 		w := e.started
 		e.started++
 		if f.start[w] == f.start[w+1] {
@@ -133,6 +136,14 @@ func (e *engine) startWorkers() {
 			e.ready = append(e.ready, int32(w))
 		}
 	}
+}
+
+// exited is the number of started workers that have left their slot.
+func (e *engine) exited() int {
+	if e.dynLeft > 0 {
+		return 0
+	}
+	return e.finished
 }
 
 // freeze restricts thread t to ops before index x (absolute).
@@ -199,9 +210,14 @@ func (e *engine) advance(t int) {
 		}
 		x++
 	}
+	moved := e.pos[t] != x
 	e.pos[t] = x
-	if x == end && t < f.workers && !e.resident {
-		e.finished++
+	if x == end && moved && !e.resident {
+		if t < f.workers {
+			e.finished++
+		} else {
+			e.dynLeft--
+		}
 		e.startWorkers()
 	}
 }

@@ -304,7 +304,11 @@ func (v *verifier) explore(ctx context.Context) error {
 		if v.exploreWhy != "" {
 			why = v.exploreWhy
 		}
-		v.inconclusive(fmt.Sprintf("%s, and its budget of %d states ran out after %d states (Config.MaxStates)", why, max, res.States))
+		reason := res.Reason
+		if reason == "" {
+			reason = fmt.Sprintf("its budget of %d states ran out after %d states (Config.MaxStates)", max, res.States)
+		}
+		v.inconclusive(fmt.Sprintf("%s, and the explorer stopped: %s", why, reason))
 	}
 	return nil
 }

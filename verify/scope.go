@@ -34,9 +34,9 @@ import (
 // free for every claim in every state: when fewer dynamic tasks can block
 // after their guard than there are resident workers with empty queues
 // (those workers are free from the start and only non-simple tasks hold
-// one). Worker exit matters only to non-cooperative launches with more
-// workers than capacity. Other programs with dynamic tasks go to the
-// explorer.
+// one). Worker exit (a worker leaves its slot only once every dynamic
+// task has ended) is part of the engine's and the taint game's residency.
+// Other programs with dynamic tasks go to the explorer.
 
 // maxScopeRuns bounds the withhold-runs spent on race.scope candidates.
 const maxScopeRuns = 256
@@ -52,18 +52,22 @@ func (f *form) dispatchLimited(blocking int) string {
 	if dynamic == 0 {
 		return ""
 	}
+	// The workers resident from the start: with dynamic tasks none exits
+	// before they have all ended, so those of them with empty queues stay
+	// free for claims throughout.
 	l := p.Launch
-	if !l.Cooperative && l.Workers > l.Capacity() {
-		return fmt.Sprintf("%d workers exceed the %d co-resident ones and workers stay resident while dynamic tasks remain", l.Workers, l.Capacity())
+	resident := f.workers
+	if !l.Cooperative {
+		resident = min(resident, l.Capacity())
 	}
 	empty := 0
-	for w := 0; w < f.workers; w++ {
+	for w := 0; w < resident; w++ {
 		if f.start[w] == f.start[w+1] {
 			empty++
 		}
 	}
 	if blocking > 0 && blocking >= empty {
-		return fmt.Sprintf("%d dynamic tasks can block after their guard while holding a worker, and %d workers have empty queues", blocking, empty)
+		return fmt.Sprintf("%d dynamic tasks can block after their guard while holding a worker, and %d resident workers have empty queues", blocking, empty)
 	}
 	return ""
 }

@@ -34,6 +34,7 @@ type game struct {
 	ready     []int32
 	started   int
 	finished  int
+	dynLeft   int    // dynamic threads that have not finished (workers stay resident meanwhile)
 	source    []bool // per task
 	trace     []int32
 }
@@ -75,6 +76,7 @@ func newGame(f *form, sources []int32) *game {
 			g.ready = append(g.ready, int32(t))
 		}
 	}
+	g.dynLeft = n - f.workers
 	if g.resident {
 		g.started = f.workers
 	} else {
@@ -106,7 +108,11 @@ func (g *game) clone() *game {
 
 func (g *game) startWorkers() {
 	f := g.f
-	for g.started < f.workers && g.started-g.finished < g.capacity {
+	exited := g.finished
+	if g.dynLeft > 0 {
+		exited = 0
+	}
+	for g.started < f.workers && g.started-exited < g.capacity {
 		w := g.started
 		g.started++
 		if f.start[w] == f.start[w+1] {
@@ -255,9 +261,14 @@ func (g *game) runClean(isTarget []bool, clean func(int32, []int32) bool) bool {
 			x++
 		}
 		if x == end {
+			moved := g.pos[t] != x
 			g.pos[t] = x
-			if t < f.workers && !g.resident {
-				g.finished++
+			if moved && !g.resident {
+				if t < f.workers {
+					g.finished++
+				} else {
+					g.dynLeft--
+				}
 				g.startWorkers()
 			}
 		}
