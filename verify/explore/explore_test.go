@@ -641,6 +641,24 @@ var dispatchCases = []dispatchCase{
 		func() *schedule.Program { return guardOrder(false) }},
 	{"guard-order-pinned", "pinned, the reader's first wait can pass on c's initial value", []string{"race.unsynchronized[0 1]"},
 		func() *schedule.Program { return guardOrder(true) }},
+	{"acquire-guard", "a task with an acquire in its guard needs a finished worker, and the only one waits for it", []string{"occupancy[0 1]"},
+		func() *schedule.Program {
+			b := schedule.NewBuilder("acquire-guard", schedule.Launch{SMs: 1, PerSM: 1, Workers: 1, Cooperative: true})
+			c := b.Counter("c")
+			sm := b.Semaphore("s", 1)
+			b.Task("producer").Acquire(sm, 1).Release(sm, 1).Signal(c, 1)
+			b.Task("consumer").On(0).Wait(c, 1)
+			return must(b)
+		}},
+	{"acquire-guard-empty-worker", "an empty second worker claims it", nil,
+		func() *schedule.Program {
+			b := schedule.NewBuilder("acquire-guard", coop2)
+			c := b.Counter("c")
+			sm := b.Semaphore("s", 1)
+			b.Task("producer").Acquire(sm, 1).Release(sm, 1).Signal(c, 1)
+			b.Task("consumer").On(0).Wait(c, 1)
+			return must(b)
+		}},
 	{"blocking-helper", "a task that waits after its body cannot run on the only worker, which spins", []string{"occupancy[0 1]"},
 		func() *schedule.Program {
 			b := schedule.NewBuilder("blocking", schedule.Launch{SMs: 1, PerSM: 1, Workers: 1, Cooperative: true})
