@@ -117,7 +117,7 @@ func newGrid(p *schedule.Program, ran func(task int32) bool) (*grid, int) {
 			}
 		}
 	}
-	left := gridBudget(accesses)
+	left := cellBudget(accesses)
 	for d := range choosers {
 		if !g.written[d] {
 			continue
@@ -833,9 +833,12 @@ func (v *verifier) reportRaces(cut int) {
 }
 
 // uninitBudget bounds the work of splitting reads into cells in the
-// uninitialized-read check (the buffers' grids take gridBudget), for a
-// program of the given number of accesses; tests shrink it.
-var uninitBudget = func(accesses int) int64 { return 64*int64(accesses) + 1<<24 }
+// uninitialized-read check, and cellBudget the pieces of the buffers'
+// grids, for a program of the given number of accesses.
+var (
+	uninitBudget = func(accesses int) int64 { return 64*int64(accesses) + 1<<24 }
+	cellBudget   = func(accesses int) int64 { return 16*int64(accesses) + 1<<20 }
+)
 
 // wpiece is a piece of a write to a buffer, in the buffer's own byte
 // numbering, and the task that writes it.
@@ -928,7 +931,7 @@ func (v *verifier) checkUninitialized(ctx context.Context, run *engine) error {
 		}
 	}
 	budget := uninitBudget(accesses)
-	left := gridBudget(accesses)
+	left := cellBudget(accesses)
 	writes := make([]bufferWrites, len(p.Buffers))
 	for b := range writes {
 		if !read[b] {
