@@ -11,7 +11,7 @@ import (
 	"testing"
 )
 
-// mpkExample is one of the MPK format spec's example graphs.
+// mpkExample is one of schedule/mpk's hand-derived example graphs.
 func mpkExample(name string) string {
 	return filepath.Join("..", "..", "schedule", "mpk", "testdata", name)
 }
@@ -44,7 +44,7 @@ func megaproof(t *testing.T, args ...string) (int, string) {
 	return code, string(out)
 }
 
-// TestVerifyMPK checks that verify reads MPK task graphs: the spec's
+// TestVerifyMPK checks that verify reads MPK task graphs: the hand-derived
 // examples 1-3 are safe, example 4 races on its stripped residual, and a
 // multi-GPU graph is refused by name.
 func TestVerifyMPK(t *testing.T) {

@@ -8,8 +8,9 @@ import (
 	"github.com/megaproof/megaproof/schedule/mpk"
 )
 
-// examples builds the four example graphs of the MPK format spec with the
-// Builder, as the spec derives them from MPK's register_mugraph.
+// examples builds the four hand-derived example graphs of testdata with the
+// Builder, from the layers they were derived from (MPK's register_mugraph
+// at de8745d).
 func examples() map[string]*mpk.Builder {
 	op := func(t string, d int) mpk.Operand { return mpk.Operand{Tensor: t, Dim: d} }
 	ops := func(o ...mpk.Operand) []mpk.Operand { return o }
@@ -58,7 +59,7 @@ func examples() map[string]*mpk.Builder {
 	return out
 }
 
-// TestBuilderExamples rebuilds the spec's four hand-derived examples from
+// TestBuilderExamples rebuilds the four hand-derived examples from
 // their layers: the files come out byte for byte.
 func TestBuilderExamples(t *testing.T) {
 	for name, b := range examples() {

@@ -49,17 +49,22 @@
 // orders every task of iteration k before every task of k+1 exactly when
 // the graph makes END wait for them.
 //
-// The event firing of the runtime (old+1 == num_triggers × iteration of
-// the signalling task) matters only for END and the launch event; the
-// mapping takes END to fire when its counter reaches the threshold, which
-// differs from the runtime only in a graph whose END fires early, and
-// such a graph already races across iterations.
+// The runtime fires an event when a signal makes its counter exactly
+// num_triggers × the signalling task's iteration; that matters only for
+// END and the launch event. The mapping takes END(k) to fire once the
+// counter reaches num_triggers × k, which is the same while END's
+// num_triggers is at least the number of tasks that trigger it. With fewer
+// (a wrong num_triggers), END fires before iteration k ends, and a late
+// trigger of iteration k can later make the count without firing, so the
+// runtime may also hang in a later iteration: the mapping reports what the
+// early start allows (the iterations overlap, which races when they touch
+// the same bytes) but not that hang.
 //
 // # Dispatch
 //
 // The file does not say which worker runs which task. With [Static]
 // dispatch (the default) the mapping fixes the assignment of MPK's
-// schedulers for one history, by the spec's formula: local scheduler s
+// schedulers for one history, as MPK's dispatch loop makes it: local scheduler s
 // owns the workers [lo_s, hi_s) of an even split of [Options.Workers] (the
 // first Workers mod Schedulers one larger); position p is dispatched by
 // the owner of worker (p-2) mod Workers, to that scheduler's round-robin
@@ -120,7 +125,7 @@
 //   - "queue.w<w>.i<k>": worker w's queue in iteration k, signalled by
 //     the dispatch of iteration k (BEGIN(k) with Beside, the scheduler
 //     threads with Exclusive) with the worker's tasks of the iteration,
-//     plus one when it also received BEGIN(k) (the spec's worst case:
+//     plus one when it also received BEGIN(k) (the worst case:
 //     every entry pushed before the worker consumes one). Entries of
 //     earlier iterations are consumed before END lets the next dispatch
 //     happen, and TERMINATE is pushed after every other entry is

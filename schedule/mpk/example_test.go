@@ -9,7 +9,7 @@ import (
 	"github.com/megaproof/megaproof/verify"
 )
 
-// Verifying an MPK task graph: example 4 of the format spec, where MPK
+// Verifying an MPK task graph: the hand-derived example 4, where MPK
 // stripped the edge from A to the residual consumer C because a path
 // through B remains, but the events are partitioned per task, so task A1
 // is unordered with task C0, which reads all of A's output.
@@ -70,7 +70,7 @@ func ExampleOptions_Unmarshal() {
 }
 
 // Building an MPK-shaped graph: a linear layer of four tiles feeding a
-// second one that reads its whole output (the spec's example 1), written
+// second one that reads its whole output (the hand-derived example 1), written
 // as MPK writes it.
 func ExampleBuilder() {
 	op := func(n string, d int) mpk.Operand { return mpk.Operand{Tensor: n, Dim: d} }

@@ -13,7 +13,7 @@ type Dispatch uint8
 // Dispatch models.
 const (
 	// Static fixes the assignment MPK's schedulers make in one history:
-	// the round-robin of the spec's formula (see the package
+	// the round-robin of MPK's dispatch loop (see the package
 	// documentation). Each worker runs its tasks in FIFO order, so the
 	// residency of workers and the fill of each queue are modelled
 	// exactly.

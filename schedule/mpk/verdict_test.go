@@ -47,7 +47,7 @@ func wide(t testing.TB) []byte {
 	return mpk.Marshal(g)
 }
 
-// TestVerdicts maps MPK graphs and verifies them: the spec's examples 1-3
+// TestVerdicts maps MPK graphs and verifies them: the hand-derived examples 1-3
 // are safe and example 4 races on the stripped residual; one edit of a
 // file (or one option the file does not record) injects each bug class
 // the model expresses, and yields its finding. Every witness replays.
