@@ -106,13 +106,19 @@ func (g *game) clone() *game {
 	return &c
 }
 
+// exited is the number of started workers that have left their slot: a
+// worker exits once its thread has finished and every dynamic task has
+// ended.
+func (g *game) exited() int {
+	if g.dynLeft > 0 {
+		return 0
+	}
+	return g.finished
+}
+
 func (g *game) startWorkers() {
 	f := g.f
-	exited := g.finished
-	if g.dynLeft > 0 {
-		exited = 0
-	}
-	for g.started < f.workers && g.started-exited < g.capacity {
+	for g.started < f.workers && g.started-g.exited() < g.capacity {
 		w := g.started
 		g.started++
 		if f.start[w] == f.start[w+1] {
