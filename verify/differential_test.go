@@ -88,7 +88,7 @@ func disagreement(p *schedule.Program, tally map[string]int) (string, error) {
 	}
 	def, err := defcheck.Families(p)
 	switch {
-	case errors.Is(err, defcheck.ErrSemaphores), errors.Is(err, defcheck.ErrBudget):
+	case errors.Is(err, defcheck.ErrSemaphores), errors.Is(err, defcheck.ErrDispatch), errors.Is(err, defcheck.ErrBudget):
 	case err != nil:
 		return "", err
 	case !slices.Equal(got, def):
