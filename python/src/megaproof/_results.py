@@ -1,0 +1,255 @@
+"""Typed results: dataclasses mirroring ``megaproof schema result``."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Any, Dict, Mapping, Optional, Tuple
+
+__all__ = ["Verdict", "Event", "Finding", "Stats", "Report", "SchemaError"]
+
+
+class SchemaError(ValueError):
+    """A record that does not have the shape of ``megaproof schema result``."""
+
+
+class Verdict(str, enum.Enum):
+    """The outcome of verifying one document.
+
+    Compare with the members, or with their string values: ``Verdict.SAFE ==
+    "safe"`` holds.
+    """
+
+    SAFE = "safe"
+    """No finding, and the decision is complete: no deadlock, race,
+    uninitialized read or out-of-bounds access is possible."""
+    UNSAFE = "unsafe"
+    """At least one finding, each with a witness where it has one."""
+    INVALID = "invalid"
+    """The document is malformed or could not be read."""
+    INCONCLUSIVE = "inconclusive"
+    """No decision: a bound was hit (code ``inconclusive``) or megaproof
+    failed internally (code ``internal``)."""
+
+    def __str__(self) -> str:
+        return self.value
+
+
+def _req(d: Mapping[str, Any], key: str, typ: type, where: str) -> Any:
+    if key not in d:
+        raise SchemaError(f"{where}: missing {key!r}")
+    v = d[key]
+    if typ is int and isinstance(v, bool) or not isinstance(v, typ):
+        raise SchemaError(f"{where}.{key}: want {typ.__name__}, have {type(v).__name__}")
+    return v
+
+
+def _opt(d: Mapping[str, Any], key: str, typ: type, where: str, default: Any) -> Any:
+    if key not in d:
+        return default
+    return _req(d, key, typ, where)
+
+
+def _strings(d: Mapping[str, Any], key: str, where: str) -> Tuple[str, ...]:
+    v = _opt(d, key, list, where, [])
+    for i, s in enumerate(v):
+        if not isinstance(s, str):
+            raise SchemaError(f"{where}.{key}[{i}]: want str, have {type(s).__name__}")
+    return tuple(v)
+
+
+@dataclass(frozen=True)
+class Event:
+    """One event of a witness: thread ``thread`` executes its ``step``-th
+    operation. Threads are the static workers 0..W-1, then one thread per
+    dynamic task in task-list order."""
+
+    thread: int
+    step: int
+    task: Optional[str] = None
+    """The name of the task the step belongs to."""
+    op: Optional[str] = None
+    """What the step does: ``"wait ready >= 2"``, ``"begin"``, ``"end"``..."""
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any], where: str = "event") -> "Event":
+        return cls(
+            thread=_req(d, "thread", int, where),
+            step=_req(d, "step", int, where),
+            task=_opt(d, "task", str, where, None),
+            op=_opt(d, "op", str, where, None),
+        )
+
+    def __str__(self) -> str:
+        what = f" {self.task}: {self.op}" if self.task is not None and self.op is not None else ""
+        return f"({self.thread}, {self.step}){what}"
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One reason a document is unsafe, invalid or undecided."""
+
+    code: str
+    """A stable code, e.g. ``race.raw``; ``megaproof explain CODE`` documents it."""
+    message: str
+    path: Optional[str] = None
+    """The JSON path of an ``invalid.*`` finding in the input document."""
+    tasks: Tuple[str, ...] = ()
+    """Names of the tasks involved, primary first."""
+    related: Tuple[str, ...] = ()
+    """Detail lines: what a stuck thread waits on, who wrote what."""
+    fix: Optional[str] = None
+    """A suggested edit that removes the finding, when one is evident."""
+    witness: Tuple[Event, ...] = ()
+    """A trace from the initial state that exhibits the finding."""
+    witness_length: int = 0
+
+    @property
+    def family(self) -> str:
+        """The part of the code before its first dot (``race`` for ``race.raw``)."""
+        return self.code.split(".", 1)[0]
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any], where: str = "finding") -> "Finding":
+        witness = _opt(d, "witness", list, where, [])
+        return cls(
+            code=_req(d, "code", str, where),
+            message=_req(d, "message", str, where),
+            path=_opt(d, "path", str, where, None),
+            tasks=_strings(d, "tasks", where),
+            related=_strings(d, "related", where),
+            fix=_opt(d, "fix", str, where, None),
+            witness=tuple(Event.from_dict(e, f"{where}.witness[{i}]") for i, e in enumerate(witness)),
+            witness_length=_opt(d, "witness_length", int, where, 0),
+        )
+
+    def __str__(self) -> str:
+        at = f" at {self.path}" if self.path else ""
+        return f"{self.code}{at}: {self.message}"
+
+
+@dataclass(frozen=True)
+class Stats:
+    """What the analysis covered."""
+
+    tasks: int = 0
+    threads: int = 0
+    """Threads of the normal form: one per static worker, one per dynamic task."""
+    steps: int = 0
+    accesses: int = 0
+    conflict_pairs: int = 0
+    engine: str = ""
+    """``greedy`` (the confluent analyses) or ``explore`` (the explorer, programs with semaphores)."""
+    explored_states: int = 0
+    taint_games: int = 0
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any], where: str = "stats") -> "Stats":
+        return cls(
+            tasks=_req(d, "tasks", int, where),
+            threads=_req(d, "threads", int, where),
+            steps=_req(d, "steps", int, where),
+            accesses=_req(d, "accesses", int, where),
+            conflict_pairs=_req(d, "conflict_pairs", int, where),
+            engine=_req(d, "engine", str, where),
+            explored_states=_opt(d, "explored_states", int, where, 0),
+            taint_games=_opt(d, "taint_games", int, where, 0),
+        )
+
+
+@dataclass(frozen=True)
+class Report:
+    """The verdict on one document: one object of ``megaproof verify --json``."""
+
+    file: str
+    verdict: Verdict
+    findings: Tuple[Finding, ...] = ()
+    """Empty exactly when the verdict is safe."""
+    stats: Stats = field(default_factory=Stats)
+    format: Optional[str] = None
+    """``megaproof/v1`` or ``amk``, when the document was recognized."""
+    program: Optional[str] = None
+    """The program's name, when it has one."""
+
+    @property
+    def safe(self) -> bool:
+        """Whether the verdict is safe. Anything else must not be launched."""
+        return self.verdict is Verdict.SAFE
+
+    @property
+    def internal_error(self) -> bool:
+        """Whether megaproof failed internally on this document."""
+        return any(f.code == "internal" for f in self.findings)
+
+    def codes(self) -> Tuple[str, ...]:
+        """The codes of the findings, in order."""
+        return tuple(f.code for f in self.findings)
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "Report":
+        """Builds a report from one decoded JSON record, checking its shape."""
+        if not isinstance(d, Mapping):
+            raise SchemaError(f"report: want an object, have {type(d).__name__}")
+        v = _req(d, "verdict", str, "report")
+        try:
+            verdict = Verdict(v)
+        except ValueError:
+            raise SchemaError(f"report.verdict: unknown verdict {v!r}") from None
+        findings = _req(d, "findings", list, "report")
+        return cls(
+            file=_req(d, "file", str, "report"),
+            verdict=verdict,
+            findings=tuple(Finding.from_dict(f, f"report.findings[{i}]") for i, f in enumerate(findings)),
+            stats=Stats.from_dict(_req(d, "stats", dict, "report")),
+            format=_opt(d, "format", str, "report", None),
+            program=_opt(d, "program", str, "report", None),
+        )
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The record as ``megaproof verify --json`` prints it."""
+        def finding(f: Finding) -> Dict[str, Any]:
+            out: Dict[str, Any] = {"code": f.code, "message": f.message}
+            if f.path:
+                out["path"] = f.path
+            if f.tasks:
+                out["tasks"] = list(f.tasks)
+            if f.related:
+                out["related"] = list(f.related)
+            if f.fix:
+                out["fix"] = f.fix
+            if f.witness:
+                out["witness"] = [
+                    {k: v for k, v in (("thread", e.thread), ("step", e.step), ("task", e.task), ("op", e.op)) if v is not None}
+                    for e in f.witness
+                ]
+                out["witness_length"] = f.witness_length
+            return out
+
+        s = self.stats
+        stats: Dict[str, Any] = {
+            "tasks": s.tasks, "threads": s.threads, "steps": s.steps, "accesses": s.accesses,
+            "conflict_pairs": s.conflict_pairs,
+        }
+        if s.explored_states:
+            stats["explored_states"] = s.explored_states
+        if s.taint_games:
+            stats["taint_games"] = s.taint_games
+        stats["engine"] = s.engine
+        out: Dict[str, Any] = {"file": self.file}
+        if self.format:
+            out["format"] = self.format
+        if self.program:
+            out["program"] = self.program
+        out["verdict"] = self.verdict.value
+        out["findings"] = [finding(f) for f in self.findings]
+        out["stats"] = stats
+        return out
+
+    def __str__(self) -> str:
+        head = self.file + (f" ({self.program!r})" if self.program and self.program != self.file else "")
+        if self.safe:
+            return f"{head}: safe: no deadlock, race, uninitialized read or out-of-bounds access is possible"
+        n = len(self.findings)
+        lines = [f"{head}: {self.verdict}: {n} finding{'' if n == 1 else 's'}"]
+        lines += [f"  {f}" for f in self.findings]
+        return "\n".join(lines)

@@ -1,0 +1,82 @@
+import dataclasses
+import json
+import subprocess
+import unittest
+
+from helpers import README_EXAMPLE, binary, megaproof, racy_twin
+
+from megaproof import Event, Finding, Report, SchemaError, Stats, Verdict
+
+
+class SchemaMirror(unittest.TestCase):
+    """The dataclasses mirror ``megaproof schema result`` field for field."""
+
+    def setUp(self):
+        out = subprocess.run([binary(), "schema", "result"], check=True, stdout=subprocess.PIPE).stdout
+        self.schema = json.loads(out)
+
+    def fields(self, cls):
+        return {f.name for f in dataclasses.fields(cls)}
+
+    def test_every_property_is_a_field(self):
+        defs = self.schema["$defs"]
+        for cls, props in [
+            (Report, self.schema["properties"]),
+            (Finding, defs["finding"]["properties"]),
+            (Stats, defs["stats"]["properties"]),
+            (Event, defs["event"]["properties"]),
+        ]:
+            with self.subTest(cls=cls.__name__):
+                self.assertEqual(set(props), self.fields(cls))
+
+    def test_verdicts(self):
+        self.assertEqual(set(self.schema["properties"]["verdict"]["enum"]), {v.value for v in Verdict})
+
+    def test_records_round_trip(self):
+        # to_dict gives back exactly the record megaproof printed.
+        racy = json.dumps(racy_twin()).encode()
+        for args, stdin in [(["--", str(README_EXAMPLE)], None), (["-"], racy), (["--max-states", "1", "-"], racy)]:
+            r = subprocess.run([binary(), "verify", "--json", *args], input=stdin, stdout=subprocess.PIPE)
+            line = r.stdout.splitlines()[0]
+            rec = json.loads(line)
+            self.assertEqual(Report.from_dict(rec).to_dict(), rec)
+
+
+class FromDict(unittest.TestCase):
+    good = {
+        "file": "f.json", "format": "megaproof/v1", "program": "p", "verdict": "unsafe",
+        "findings": [{"code": "race.raw", "message": "m", "tasks": ["a", "b"], "fix": "x",
+                      "witness": [{"thread": 0, "step": 1, "task": "a", "op": "begin"}], "witness_length": 1}],
+        "stats": {"tasks": 2, "threads": 2, "steps": 4, "accesses": 2, "conflict_pairs": 1, "engine": "greedy"},
+    }
+
+    def test_typed(self):
+        r = Report.from_dict(self.good)
+        self.assertIs(r.verdict, Verdict.UNSAFE)
+        self.assertFalse(r.safe)
+        self.assertEqual(r.verdict, "unsafe")
+        f = r.findings[0]
+        self.assertEqual((f.code, f.family, f.tasks, f.fix), ("race.raw", "race", ("a", "b"), "x"))
+        self.assertEqual(f.witness, (Event(0, 1, "a", "begin"),))
+        self.assertEqual(r.stats.conflict_pairs, 1)
+        self.assertEqual(r.codes(), ("race.raw",))
+        with self.assertRaises(dataclasses.FrozenInstanceError):
+            r.file = "other"
+
+    def test_rejects_bad_shapes(self):
+        bad = [
+            {},
+            dict(self.good, verdict="maybe"),
+            dict(self.good, findings=[{"code": "x"}]),
+            dict(self.good, stats={"tasks": "2"}),
+            dict(self.good, findings=[{"code": "x", "message": "m", "witness": [{"thread": True, "step": 0}]}]),
+            dict(self.good, findings=[{"code": "x", "message": "m", "tasks": [1]}]),
+            [],
+        ]
+        for d in bad:
+            with self.subTest(d=d), self.assertRaises(SchemaError):
+                Report.from_dict(d)
+
+
+if __name__ == "__main__":
+    unittest.main()
