@@ -151,3 +151,67 @@ func TestParallelLowering(t *testing.T) {
 		t.Fatal("parallel and sequential lowering differ")
 	}
 }
+
+// BenchmarkAccumulator times verify.Run on the serialized accumulator
+// (task i on worker i % 132 waits c >= i, writes one 64-byte state buffer
+// and signals c): safe, with every pair of its tasks conflicting. Its cost
+// must grow linearly in the tasks (ns/task flat).
+func BenchmarkAccumulator(b *testing.B) {
+	for _, n := range []int{2000, 20000, 200000} {
+		b.Run(fmt.Sprintf("tasks=%d", n), func(b *testing.B) {
+			p := accumulator(n)
+			runtime.GC()
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				r, err := Run(context.Background(), p, Config{})
+				if err != nil || r.Verdict != Safe {
+					b.Fatalf("%v %v %+v", err, r.Verdict, r.Findings)
+				}
+			}
+			b.StopTimer()
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/task")
+			heap, live := peakHeap(func() { Run(context.Background(), p, Config{}) })
+			b.ReportMetric(float64(heap)/(1<<20), "peak-heap-MiB")
+			b.ReportMetric(float64(live)/(1<<20), "peak-live-MiB")
+		})
+	}
+}
+
+// BenchmarkCancel measures how soon verify.Run returns after its
+// context's 100 ms deadline passes: ms-past-deadline is the time from the
+// deadline to the return, 0 for a run that finishes first (the programs
+// large in rows and strides now take microseconds).
+func BenchmarkCancel(b *testing.B) {
+	const deadline = 100 * time.Millisecond
+	for _, c := range []struct {
+		name string
+		p    func() *schedule.Program
+	}{
+		{"interleaved-rows=1e6", func() *schedule.Program { return interleaved(1_000_000, false) }},
+		{"two-strides-rows=1e7", func() *schedule.Program { return twoStrides(false) }},
+		{"dynamic-writers=200000", func() *schedule.Program { return dynamicWriters(200000) }},
+		{"accumulator=200000", func() *schedule.Program { return accumulator(200000) }},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			p := c.p()
+			runtime.GC()
+			var past, worst time.Duration
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				ctx, cancel := context.WithTimeout(context.Background(), deadline)
+				start := time.Now()
+				_, err := Run(ctx, p, Config{})
+				late := max(time.Since(start)-deadline, 0)
+				cancel()
+				if err != nil && ctx.Err() == nil {
+					b.Fatal(err)
+				}
+				past += late
+				worst = max(worst, late)
+			}
+			b.ReportMetric(float64(past.Microseconds())/1000/float64(b.N), "ms-past-deadline")
+			b.ReportMetric(float64(worst.Microseconds())/1000, "worst-ms-past-deadline")
+		})
+	}
+}

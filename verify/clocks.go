@@ -1,6 +1,9 @@
 package verify
 
-import "slices"
+import (
+	"context"
+	"slices"
+)
 
 // Proof clocks: one pass over the greedy run in its order computes, for
 // every operation, how long a prefix of each chain of threads must precede
@@ -40,7 +43,13 @@ const maxClockThreads = 1024
 // the greedy run, whether the clocks prove a before b. It returns false if
 // the program has too many threads for clocks.
 func proveOrdered(f *form, trace []int32, hb bool, qs []query, proven []bool) bool {
-	cp := newClockPass(f, hb)
+	return proveOrderedCtx(context.Background(), f, trace, hb, qs, proven)
+}
+
+// proveOrderedCtx is proveOrdered that stops early, having proved less,
+// once ctx is done.
+func proveOrderedCtx(ctx context.Context, f *form, trace []int32, hb bool, qs []query, proven []bool) bool {
+	cp := newClockPassCtx(ctx, f, hb)
 	if cp == nil {
 		return false
 	}
@@ -77,18 +86,35 @@ type clockPass struct {
 	finals     [][]int32     // joins that can grow no more, by id
 	finalInc   []int32       // per final join: a final join it includes, or -1
 	t          int32         // the thread of the body being visited
+	ctx        context.Context
+	err        error // ctx's error, if it stopped run
 }
 
 type lvlAdd struct{ lvl, amt uint64 }
 
 // newClockPass prepares the pass, or returns nil if the program has too
 // many static workers for clocks.
-func newClockPass(f *form, hb bool) *clockPass {
+func newClockPass(f *form, hb bool) *clockPass { return newClockPassCtx(context.Background(), f, hb) }
+
+// ctxEvery is how many operations the pass handles between checks of its
+// context.
+const ctxEvery = 1 << 14
+
+// newClockPassCtx is newClockPass that also returns nil once ctx is done;
+// the pass it returns stops at ctx too (see clockPass.err).
+func newClockPassCtx(ctx context.Context, f *form, hb bool) *clockPass {
 	if f.workers > maxClockThreads {
 		return nil
 	}
 	T := f.threads()
-	cp := &clockPass{f: f, hb: hb}
+	cp := &clockPass{f: f, hb: hb, ctx: ctx}
+	tick := 0
+	canceled := func() bool {
+		if tick++; tick%ctxEvery == 0 {
+			return ctx.Err() != nil
+		}
+		return false
+	}
 	// A partial wait also joins when its threshold can only first be
 	// crossed by a set of adds that are each necessary. An add that comes
 	// after a wait of its own thread on the same counter with threshold ≥ t
@@ -103,6 +129,9 @@ func newClockPass(f *form, hb bool) *clockPass {
 		var touched []int32
 		for t := 0; t < T; t++ {
 			for x := f.start[t]; x < f.start[t+1]; x++ {
+				if canceled() {
+					return nil
+				}
 				o := f.obj[x]
 				switch f.kind[x] {
 				case kWait:
@@ -154,6 +183,9 @@ func newClockPass(f *form, hb bool) *clockPass {
 		}
 		cp.prefixSum = make([][]uint64, f.nc)
 		cp.prefixMin = make([][]uint64, f.nc)
+		if ctx.Err() != nil {
+			return nil
+		}
 		for o, l := range byObj {
 			slices.SortFunc(l, func(a, b lvlAdd) int { return cmpU64(a.lvl, b.lvl) })
 			ps, pm := make([]uint64, len(l)+1), make([]uint64, len(l)+1)
@@ -169,6 +201,9 @@ func newClockPass(f *form, hb bool) *clockPass {
 	cp.leveled = make([]bool, f.nc)
 	cp.crossN = make(map[int32]int)
 	for x, k := range f.kind {
+		if canceled() {
+			return nil
+		}
 		if k == kWait && !f.is(int32(x), fBarrier) && f.val[x] != f.total[f.obj[x]] {
 			if n := cp.crossing(int32(x)); n > 0 {
 				cp.leveled[f.obj[x]] = true
@@ -449,7 +484,12 @@ func (cp *clockPass) run(trace []int32, visit func(task int32) bool) {
 		joinClock(dense(t), cp.finals[id])
 	}
 	hb := cp.hb
-	for _, x := range trace {
+	for i, x := range trace {
+		if i%ctxEvery == ctxEvery-1 {
+			if cp.err = cp.ctx.Err(); cp.err != nil {
+				return
+			}
+		}
 		t := f.opThread[x]
 		if !active[t] { // a dynamic thread's first op
 			active[t] = true

@@ -407,6 +407,9 @@ type query struct {
 // and past the first chunk with a race they are not decided (the result
 // says so).
 func (v *verifier) checkRaces(ctx context.Context, run *engine) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	f := v.f
 	when := make([]int32, len(f.p.Tasks))
 	for i := range when {
@@ -542,13 +545,13 @@ func (v *verifier) orderPairs(ctx context.Context, run *engine, unproven bool) e
 	// decide the rest exactly.
 	execProven := make([]bool, len(all))
 	if !unproven || !f.syncing {
-		proveOrdered(f, run.trace, false, all, execProven)
+		proveOrderedCtx(ctx, f, run.trace, false, all, execProven)
 	}
 	hbProven := execProven
 	if !f.syncing {
 		hbProven = make([]bool, len(all))
 		if !unproven {
-			proveOrdered(f, run.trace, true, all, hbProven)
+			proveOrderedCtx(ctx, f, run.trace, true, all, hbProven)
 		}
 	}
 	execTodo := map[int32][]query{}

@@ -92,16 +92,19 @@ type shadowPass struct {
 // or output bytes is covered too if initialized (given the same).
 func (v *verifier) shadowOrder(ctx context.Context, run *engine, g *grid, accesses int) (complete, initialized bool, unproven []pairInfo, err error) {
 	f := v.f
-	cp := newClockPass(f, !f.syncing)
+	if err := ctx.Err(); err != nil {
+		return false, false, nil, err
+	}
+	cp := newClockPassCtx(ctx, f, !f.syncing)
 	if cp == nil {
-		return false, false, nil, nil
+		return false, false, nil, ctx.Err()
 	}
 	sp := &shadowPass{v: v, cp: cp, g: g, arenas: make([]*shadowArena, len(g.written)),
 		budget: shadowBudget(accesses), checked: make([]int32, len(f.p.Tasks))}
 	p := f.p
 	visited, nextCheck := 0, 1<<16
 	cp.run(run.trace, func(b int32) bool {
-		if visited++; visited%1024 == 0 || sp.work >= nextCheck {
+		if visited++; visited%1024 == 1 || sp.work >= nextCheck {
 			nextCheck = sp.work + 1<<16
 			if ctx.Err() != nil {
 				err = ctx.Err()
@@ -118,6 +121,9 @@ func (v *verifier) shadowOrder(ctx context.Context, run *engine, g *grid, access
 		}
 		return sp.work <= sp.budget
 	})
+	if err == nil {
+		err = cp.err
+	}
 	if err != nil || sp.work > sp.budget {
 		return false, false, nil, err
 	}
