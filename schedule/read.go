@@ -54,6 +54,9 @@ func decode(s *jsontree.Scanner) (*Program, error) {
 		return nil, err
 	}
 	if err := diagError(d.ds.List(upTo)); err != nil {
+		if se := err.(*Error); upTo < 0 {
+			se.Diagnostics = withValidate(se.Diagnostics, &d.p)
+		}
 		return nil, err
 	}
 	p := &d.p
