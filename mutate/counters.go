@@ -155,9 +155,8 @@ func dropSignal() *Operator {
 // duplicateSignal repeats one signal right after itself.
 //
 // Class: double increment — a waiter's threshold is reached before all of
-// its producers have finished. Source: the inferred Hazy `%smid` hazard of
-// megakernel-runtimes.md §9 (a queue re-run on a freed SM double
-// increments), F8 (a fast participant re-arrives), F10 (two launches share
+// its producers have finished. Source: the inferred Hazy `%smid` hazard
+// of docs/FAULTS.md (a queue re-run on a freed SM double increments), F8 (a fast participant re-arrives), F10 (two launches share
 // counters). Expect: race, uninitialized-read; counter-overflow near the
 // width.
 func duplicateSignal() *Operator {

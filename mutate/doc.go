@@ -1,7 +1,7 @@
 // Package mutate injects faults into megakernel schedules: each [Operator]
 // turns a [schedule.Program] into a mutant carrying one real fault class,
-// taken from the fault table of megakernel-runtimes.md §9 (F1–F19) or from
-// a gap of AutoMegaKernel's validator (amk.md §2.3).
+// taken from the faults seen in real runtimes (F1–F19) or from a gap of
+// AutoMegaKernel's validator, both listed in docs/FAULTS.md of the module.
 //
 // Mutations are blind to verdicts: this package imports neither verify nor
 // verify/explore. An operator's Expect list documents what the fault
@@ -30,9 +30,9 @@
 //
 // # Operators
 //
-// Source cites F-numbers of megakernel-runtimes.md §9, "AMK §2.3 <witness>"
-// for AutoMegaKernel's unsound regions, "AMK E2 <class>" for its mutation
-// classes, and "AMK §4.1" for its sync protocol.
+// Source cites the F-numbers of docs/FAULTS.md, "AMK §2.3 <witness>" for
+// AutoMegaKernel's unsound regions, "AMK E2 <class>" for its mutation
+// classes, and "AMK §4.1" for its sync protocol (all in docs/FAULTS.md).
 //
 //	name                   class                                                      source                                   expected family
 //	drop-wait              missing dependency: one wait removed                       AMK E2 drop_wait, §2.3 large_model; F18  race, uninitialized-read

@@ -18,8 +18,8 @@ type Operator struct {
 	Name string
 	// Class describes the fault class the operator injects.
 	Class string
-	// Source names where the fault was seen: F-numbers of the fault table in
-	// megakernel-runtimes.md §9 and/or AutoMegaKernel validator gaps.
+	// Source names where the fault was seen: F-numbers and AutoMegaKernel
+	// validator gaps of docs/FAULTS.md.
 	Source string
 	// Expect lists the finding families or codes the fault usually causes.
 	// It is documentation only: a mutant may well be safe (for example when

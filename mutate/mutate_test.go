@@ -26,8 +26,8 @@ var wantOrder = []string{
 	"shift-tile", "widen-oob", "kv-beyond-cache", "drop-tile", "alias-early", "write-readonly",
 }
 
-// knownFindings are the finding families and codes of DESIGN.md §6 that an
-// operator may name in Expect.
+// knownFindings are the finding families and codes (verify's code table)
+// that an operator may name in Expect.
 var knownFindings = []string{
 	"deadlock", "deadlock.unsatisfiable", "deadlock.cycle", "deadlock.barrier", "deadlock.semaphore",
 	"occupancy", "race", "race.raw", "race.war", "race.waw", "race.unsynchronized",
@@ -86,8 +86,8 @@ func TestDocTable(t *testing.T) {
 	}
 }
 
-// TestNoVerdictImports enforces DESIGN.md's import rule: mutations are
-// blind to verdicts.
+// TestNoVerdictImports enforces the import rule of docs/ARCHITECTURE.md:
+// mutations are blind to verdicts.
 func TestNoVerdictImports(t *testing.T) {
 	files, _ := filepath.Glob("*.go")
 	for _, name := range files {

@@ -7,7 +7,7 @@ import "github.com/megaproof/megaproof/schedule"
 // Class: missing release — the counter still reaches the threshold, but the
 // producer's writes are not ordered before the waiter's reads. Source: F6
 // (mirage PR#461→PR#470), the inferred Hazy/Luce relaxed `atomicAdd`
-// signals of megakernel-runtimes.md §9. Expect: race.unsynchronized; safe
+// signals of docs/FAULTS.md. Expect: race.unsynchronized; safe
 // when a gpu-scope fence precedes the signal in its thread or nothing the
 // signal published is read elsewhere.
 func relaxSignal() *Operator {
