@@ -268,8 +268,8 @@ func stepJSON(p *Program, s Step) jStep {
 	return j
 }
 
-// DefaultMaxInput is the largest document [Decode] and [Unmarshal] read:
-// 1 GiB. Longer input is an invalid.limit diagnostic.
+// DefaultMaxInput is the largest document [Decode] reads: 1 GiB. Longer
+// input is an invalid.limit diagnostic.
 const DefaultMaxInput = 1 << 30
 
 // Decode reads one program in JSON form from r, at most [DefaultMaxInput]
@@ -288,13 +288,13 @@ func Decode(r io.Reader) (*Program, error) { return DecodeLimit(r, DefaultMaxInp
 // the rest of the invalid.* codes for what the format does not allow.
 // DecodeLimit never panics. An error of r itself is returned as it is.
 func DecodeLimit(r io.Reader, maxInput int64) (*Program, error) {
-	return decode(jsontree.NewReader(r, maxInput, maxDepth))
+	return decodeReader(r, maxInput)
 }
 
-// Unmarshal decodes a program from JSON bytes, at most [DefaultMaxInput]
-// of them; see [DecodeLimit].
+// Unmarshal decodes a program from JSON bytes; see [DecodeLimit]. The
+// bytes are in memory already, so no input limit applies.
 func Unmarshal(data []byte) (*Program, error) {
-	return decode(jsontree.NewScanner(data, DefaultMaxInput, maxDepth))
+	return decodeBytes(data)
 }
 
 // node is a parsed JSON value with object keys in document order.
@@ -379,10 +379,27 @@ func sectionLimit(sec int) int {
 var topKeys = []string{"format", "name", "launch", "arenas", "buffers", "counters", "barriers", "semaphores", "tasks"}
 
 // nameIndex maps the names of one list to their first index: by a scan
-// while the list is small, by a map beyond.
+// while the list is small, by a map beyond, with a cache of recent finds
+// in front of the map.
 type nameIndex struct {
 	small []nameAt
 	m     map[string]int32
+	names []string   // with m: the name of each index
+	cache *[64]int32 // with m: index + 1 of a recent find, by a hash of the name
+	big   bool       // m is in use
+}
+
+// reset empties the index, keeping its memory.
+func (x *nameIndex) reset() {
+	clear(x.small)
+	x.small = x.small[:0]
+	if x.big {
+		clear(x.m)
+		clear(x.names)
+		x.names = x.names[:0]
+		*x.cache = [64]int32{}
+		x.big = false
+	}
 }
 
 type nameAt struct {
@@ -391,16 +408,26 @@ type nameAt struct {
 }
 
 func (x *nameIndex) find(name []byte) (int32, bool) {
-	if x.m != nil {
-		i, ok := x.m[string(name)]
-		return i, ok
-	}
-	for _, e := range x.small {
-		if e.name == string(name) {
-			return e.i, true
+	if !x.big {
+		for _, e := range x.small {
+			if e.name == string(name) {
+				return e.i, true
+			}
 		}
+		return 0, false
 	}
-	return 0, false
+	h := len(name) & 63
+	if len(name) > 0 {
+		h = (len(name)*7 + int(name[0]) + 3*int(name[len(name)-1])) & 63
+	}
+	if c := x.cache[h]; c > 0 && x.names[c-1] == string(name) {
+		return c - 1, true
+	}
+	i, ok := x.m[string(name)]
+	if ok {
+		x.cache[h] = i + 1
+	}
+	return i, ok
 }
 
 // add adds a name and reports false if it is already there.
@@ -408,19 +435,31 @@ func (x *nameIndex) add(name string, i int32) bool {
 	if _, dup := x.find([]byte(name)); dup {
 		return false
 	}
-	if x.m == nil && len(x.small) < 8 {
+	if !x.big && len(x.small) < 8 {
 		x.small = append(x.small, nameAt{name, i})
 		return true
 	}
-	if x.m == nil {
-		x.m = make(map[string]int32, 16)
-		for _, e := range x.small {
-			x.m[e.name] = e.i
+	if !x.big {
+		x.big = true
+		if x.m == nil {
+			x.m, x.cache = make(map[string]int32, 16), new([64]int32)
 		}
-		x.small = nil
+		for _, e := range x.small {
+			x.put(e.name, e.i)
+		}
+		clear(x.small)
+		x.small = x.small[:0]
 	}
-	x.m[name] = i
+	x.put(name, i)
 	return true
+}
+
+func (x *nameIndex) put(name string, i int32) {
+	x.m[name] = i
+	for int32(len(x.names)) <= i {
+		x.names = append(x.names, "")
+	}
+	x.names[i] = name
 }
 
 // conv converts parsed values into a program and collects diagnostics. The
@@ -438,11 +477,19 @@ type conv struct {
 
 func (c *conv) add(code, path, format string, args ...any) { c.ds.Add(code, path, format, args...) }
 
+// reset makes c ready for a program, keeping the memory of its indices.
+func (c *conv) reset(ds *jsontree.Diags, p *Program) {
+	c.ds, c.p, c.done, c.deferred = ds, p, [nSections]bool{}, false
+	for i := range c.idx {
+		c.idx[i].reset()
+	}
+}
+
 // finish indexes a list's names, reporting those declared twice.
 func (c *conv) finish(sec int) {
 	c.ds.Rank, c.ds.Elem, c.ds.Late = rDups(sec), 0, false
 	x := &c.idx[sec]
-	*x = nameIndex{}
+	x.reset()
 	n := c.count(sec)
 	for i := 0; i < n; i++ {
 		s := c.name(sec, i)

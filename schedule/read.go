@@ -1,6 +1,9 @@
 package schedule
 
 import (
+	"io"
+	"sync"
+
 	"github.com/megaproof/megaproof/internal/jsontree"
 )
 
@@ -32,9 +35,10 @@ type pendingElem struct {
 
 type decoder struct {
 	s    *jsontree.Scanner
+	sc   jsontree.Scanner // the scanner of the document
 	ds   jsontree.Diags
 	c    conv
-	p    Program
+	p    *Program
 	seen [nSections]bool // the list's array ended
 	pend [nSections][]pendingElem
 
@@ -43,23 +47,51 @@ type decoder struct {
 	reads, writes, accs  []Access
 	stepSlab             []Step
 	accSlab              []Access
-	strs                 map[string]string // interned ops and param keys
+	strs                 []string // interned ops and param keys
 }
 
-func decode(s *jsontree.Scanner) (*Program, error) {
-	d := &decoder{s: s}
-	d.c = conv{ds: &d.ds, p: &d.p}
+// decoders keeps decoders, with their scanner, scratch and indices, for
+// the next document: reading many small documents allocates little more
+// than their programs.
+var decoders = sync.Pool{New: func() any { return new(decoder) }}
+
+// decodeBytes and decodeReader read a document with a pooled decoder.
+func decodeBytes(data []byte) (*Program, error) {
+	d := decoders.Get().(*decoder)
+	defer decoders.Put(d)
+	d.sc.Reset(data, 0, maxDepth)
+	defer d.sc.Reset(nil, 0, 0) // drop data
+	return d.decode()
+}
+
+func decodeReader(r io.Reader, limit int64) (*Program, error) {
+	d := decoders.Get().(*decoder)
+	defer decoders.Put(d)
+	d.sc.ResetReader(r, limit, maxDepth)
+	defer d.sc.Reset(nil, 0, 0) // drop r
+	return d.decode()
+}
+
+// decode reads the document of d.sc.
+func (d *decoder) decode() (*Program, error) {
+	d.s = &d.sc
+	d.ds = jsontree.Diags{}
+	d.p = &Program{}
+	d.c.reset(&d.ds, d.p)
+	d.seen = [nSections]bool{}
+	d.pend = [nSections][]pendingElem{}
 	upTo, err := d.top()
+	p := d.p
+	d.p, d.c.p = nil, nil
 	if err != nil {
 		return nil, err
 	}
 	if err := diagError(d.ds.List(upTo)); err != nil {
 		if se := err.(*Error); upTo < 0 {
-			se.Diagnostics = withValidate(se.Diagnostics, &d.p)
+			se.Diagnostics = withValidate(se.Diagnostics, p)
 		}
 		return nil, err
 	}
-	p := &d.p
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
@@ -237,7 +269,7 @@ func (d *decoder) list(sec int) {
 		// is empty.
 		d.ds.Clear(rElems(sec))
 		d.pend[sec] = nil
-		p := &d.p
+		p := d.p
 		switch sec {
 		case secArenas:
 			p.Arenas = nil
@@ -267,7 +299,7 @@ func (d *decoder) element(sec, i int, late bool) {
 	s := d.s
 	s.Mark()
 	defer s.Release()
-	p := &d.p
+	p := d.p
 	var o outcome
 	switch sec {
 	case secArenas:
@@ -347,8 +379,27 @@ func (d *decoder) uint(max uint64) (uint64, bool) {
 	if s.Peek() != 'n' {
 		return 0, false
 	}
-	v, code, _ := uintLit(s.Num(), max)
+	lit := s.Num()
+	if v, ok := smallUint(lit); ok {
+		return v, v <= max
+	}
+	v, code, _ := uintLit(lit, max)
 	return v, code == "" && s.Err() == nil
+}
+
+// smallUint reads a literal of at most 18 digits.
+func smallUint(lit []byte) (uint64, bool) {
+	if len(lit) == 0 || len(lit) > 18 {
+		return 0, false
+	}
+	var v uint64
+	for _, c := range lit {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		v = v*10 + uint64(c-'0')
+	}
+	return v, true
 }
 
 func (d *decoder) int(max int64) (int64, bool) {
@@ -356,7 +407,11 @@ func (d *decoder) int(max int64) (int64, bool) {
 	if s.Peek() != 'n' {
 		return 0, false
 	}
-	v, code, _ := intLit(s.Num(), max)
+	lit := s.Num()
+	if v, ok := smallUint(lit); ok && int64(v) <= max {
+		return int64(v), true
+	}
+	v, code, _ := intLit(lit, max)
 	return v, code == "" && s.Err() == nil
 }
 
@@ -369,19 +424,18 @@ func (d *decoder) boolean() (bool, bool) {
 	return v, s.Err() == nil
 }
 
-// intern returns a string of b, shared with earlier ones of the same bytes.
+// intern returns a string of b, shared with earlier ones of the same
+// bytes: ops and param keys repeat across tasks.
 func (d *decoder) intern(b []byte) string {
-	if d.strs == nil {
-		d.strs = make(map[string]string)
-	}
-	if s, ok := d.strs[string(b)]; ok {
-		return s
-	}
-	if len(d.strs) > 4096 {
-		return string(b)
+	for _, s := range d.strs {
+		if s == string(b) {
+			return s
+		}
 	}
 	s := string(b)
-	d.strs[s] = s
+	if len(d.strs) < 64 {
+		d.strs = append(d.strs, s)
+	}
 	return s
 }
 

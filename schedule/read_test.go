@@ -15,7 +15,7 @@ import (
 // a tree, then converts it in the fixed order of the format's parts. The
 // one-pass reader must give the same program or the same diagnostics.
 func unmarshalTree(data []byte) (*Program, error) {
-	s := jsontree.NewScanner(data, DefaultMaxInput, maxDepth)
+	s := jsontree.NewScanner(data, 0, maxDepth)
 	root := s.Value()
 	s.End()
 	if e := s.Err(); e != nil {
@@ -41,6 +41,7 @@ func unmarshalTree(data []byte) (*Program, error) {
 		c.finish(sec)
 	}
 	if err := diagError(ds.List(-1)); err != nil {
+		err.(*Error).Diagnostics = withValidate(err.(*Error).Diagnostics, p)
 		return nil, err
 	}
 	if err := p.Validate(); err != nil {

@@ -35,8 +35,21 @@ func (e *Error) Error() string { return e.Path + ": " + e.Message }
 type frame struct {
 	array  bool
 	member bool   // a key was read (object) or an element started (array)
+	owned  bool   // key is in own, not in buf
 	index  int    // the element's index (array)
-	key    []byte // the current key (object), owned
+	key    []byte // the current key (object): in buf until a refill, then in own
+	own    []byte
+}
+
+// ownKeys copies the keys that are still in buf to their frames, before
+// buf changes.
+func (s *Scanner) ownKeys() {
+	for i := range s.stack {
+		if f := &s.stack[i]; !f.owned && f.key != nil {
+			f.own = append(f.own[:0], f.key...)
+			f.key, f.owned = f.own, true
+		}
+	}
 }
 
 // Scanner reads one JSON document value by value, from a byte slice or
@@ -65,14 +78,17 @@ type Scanner struct {
 	stack    []frame
 	err      *Error
 	str      []byte // decoded string with escapes
+	escaped  bool   // the last string read is in str
 	head     [4]byte
 	headN    int
 
 	keys keySets
 
-	markDepth  int
-	markFrame  frame
-	markMember bool
+	markDepth int
+	markFrame frame
+
+	rbuf   []byte   // the read buffer, kept across resets
+	stack0 [6]frame // the first frames
 }
 
 // bufSize is the read size when streaming from an io.Reader.
@@ -81,19 +97,49 @@ const bufSize = 64 << 10
 // NewScanner returns a scanner of the document in data, of which at most
 // limit bytes are read (limit <= 0: no limit).
 func NewScanner(data []byte, limit int64, maxDepth int) *Scanner {
-	s := &Scanner{keep: -1, tok: -1, eof: true, limit: limit, maxDepth: maxDepth}
-	if limit > 0 && int64(len(data)) > limit {
-		data, s.over = data[:limit], true
-	}
-	s.buf, s.end = data, len(data)
-	s.headN = copy(s.head[:], data)
+	s := new(Scanner)
+	s.Reset(data, limit, maxDepth)
 	return s
 }
 
 // NewReader returns a scanner of the document read from r, of which at
 // most limit bytes are read (limit <= 0: no limit).
 func NewReader(r io.Reader, limit int64, maxDepth int) *Scanner {
-	return &Scanner{r: r, keep: -1, tok: -1, limit: limit, maxDepth: maxDepth}
+	s := new(Scanner)
+	s.ResetReader(r, limit, maxDepth)
+	return s
+}
+
+// Reset makes s a scanner of the document in data, as NewScanner does,
+// keeping the memory it has.
+func (s *Scanner) Reset(data []byte, limit int64, maxDepth int) {
+	s.reset(limit, maxDepth)
+	s.eof = true
+	if limit > 0 && int64(len(data)) > limit {
+		data, s.over = data[:limit], true
+	}
+	s.buf, s.end = data, len(data)
+	s.headN = copy(s.head[:], data)
+}
+
+// ResetReader makes s a scanner of the document read from r, as NewReader
+// does, keeping the memory it has.
+func (s *Scanner) ResetReader(r io.Reader, limit int64, maxDepth int) {
+	s.reset(limit, maxDepth)
+	s.r, s.buf = r, s.rbuf[:cap(s.rbuf)]
+}
+
+func (s *Scanner) reset(limit int64, maxDepth int) {
+	if s.r != nil {
+		s.rbuf = s.buf // keep the read buffer
+	}
+	stack, str, keys, mk := s.stack[:0], s.str[:0], s.keys, s.markFrame.key[:0]
+	if stack == nil {
+		stack = s.stack0[:0]
+	}
+	*s = Scanner{keep: -1, tok: -1, limit: limit, maxDepth: maxDepth, stack: stack, str: str, rbuf: s.rbuf}
+	s.keys.arena, s.keys.ends = keys.arena[:0], keys.ends[:0]
+	s.markFrame.key = mk
 }
 
 // Err returns the first error, or nil.
@@ -130,7 +176,7 @@ func (s *Scanner) Depth() int { return len(s.stack) }
 // member key and, when index >= 0, array element index, so that paths and
 // depth are those of the value in its document: $.key[index] ($.key).
 func (s *Scanner) Prefix(key string, index int) {
-	s.stack = append(s.stack, frame{member: true, key: []byte(key)})
+	s.stack = append(s.stack, frame{member: true, owned: true, key: []byte(key)})
 	if index >= 0 {
 		s.stack = append(s.stack, frame{array: true, member: true, index: index})
 	}
@@ -167,6 +213,9 @@ func (s *Scanner) fill() bool {
 		}
 		if s.tok >= 0 && s.tok < from {
 			from = s.tok
+		}
+		if from > 0 || s.end == len(s.buf) {
+			s.ownKeys()
 		}
 		if from > 0 {
 			copy(s.buf, s.buf[from:s.end])
@@ -245,6 +294,15 @@ func (s *Scanner) read(p []byte) (int, error) {
 // next skips white space and returns the next byte, or -1 at the end of the
 // input or on an error.
 func (s *Scanner) next() int {
+	if s.pos < s.end {
+		if c := s.buf[s.pos]; c > ' ' {
+			return int(c)
+		}
+	}
+	return s.nextSlow()
+}
+
+func (s *Scanner) nextSlow() int {
 	for {
 		for s.pos < s.end {
 			switch c := s.buf[s.pos]; c {
@@ -359,7 +417,7 @@ func (s *Scanner) push(array bool) {
 	if n := len(s.stack); n < cap(s.stack) {
 		s.stack = s.stack[:n+1]
 		f := &s.stack[n]
-		*f = frame{array: array, key: f.key[:0]}
+		*f = frame{array: array, own: f.own[:0]}
 		return
 	}
 	s.stack = append(s.stack, frame{array: array})
@@ -399,7 +457,12 @@ func (s *Scanner) Key() ([]byte, bool) {
 		return nil, false
 	}
 	f = &s.stack[len(s.stack)-1]
-	f.key = append(f.key[:0], k...)
+	if s.escaped { // decoded into s.str, which the next string reuses
+		f.own = append(f.own[:0], k...)
+		f.key, f.owned = f.own, true
+	} else {
+		f.key, f.owned = k, false
+	}
 	f.member = true
 	if c := s.next(); c != ':' {
 		s.unexpected(c, "after object key")
@@ -513,6 +576,7 @@ func (s *Scanner) str1() []byte {
 			s.pos++
 			start := s.tok
 			s.tok = -1
+			s.escaped = escaped
 			if escaped {
 				return s.str
 			}
@@ -656,6 +720,24 @@ func (s *Scanner) Num() []byte {
 		s.unexpected(c, "looking for beginning of value")
 		return nil
 	}
+	// Fast path: an integer in the buffer, followed by something else.
+	i, b := s.pos, s.buf
+	if c == '-' {
+		i++
+	}
+	j := i
+	for j < s.end && b[j] >= '0' && b[j] <= '9' {
+		j++
+	}
+	if j < s.end && j > i && (b[i] != '0' || j == i+1) && b[j] != '.' && b[j] != 'e' && b[j] != 'E' {
+		start := s.pos
+		s.pos = j
+		return b[start:j]
+	}
+	return s.numSlow()
+}
+
+func (s *Scanner) numSlow() []byte {
 	s.tok = s.pos
 	// at returns the byte at s.pos, or -1 at the end of the input.
 	at := func() int {
@@ -782,7 +864,8 @@ func (s *Scanner) Rewind() {
 	if s.markDepth > 0 {
 		f := &s.stack[s.markDepth-1]
 		f.array, f.member, f.index = s.markFrame.array, s.markFrame.member, s.markFrame.index
-		f.key = append(f.key[:0], s.markFrame.key...)
+		f.own = append(f.own[:0], s.markFrame.key...)
+		f.key, f.owned = f.own, true
 	}
 }
 

@@ -114,11 +114,11 @@ func DecodeLimit(r io.Reader, maxInput int64) (*schedule.Program, error) {
 	return decode(jsontree.NewReader(r, maxInput, maxDepth))
 }
 
-// Unmarshal maps AutoMegaKernel IR JSON, at most
-// [schedule.DefaultMaxInput] bytes of it, to a [schedule.Program]; see
-// [DecodeLimit].
+// Unmarshal maps AutoMegaKernel IR JSON to a [schedule.Program]; see
+// [DecodeLimit]. The bytes are in memory already, so no input limit
+// applies.
 func Unmarshal(data []byte) (*schedule.Program, error) {
-	return decode(jsontree.NewScanner(data, schedule.DefaultMaxInput, maxDepth))
+	return decode(jsontree.NewScanner(data, 0, maxDepth))
 }
 
 // The parts of a document, in the order their diagnostics are reported.

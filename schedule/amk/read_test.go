@@ -21,7 +21,7 @@ import (
 // a tree, then maps its parts in a fixed order. The one-pass reader must
 // give the same program or the same diagnostics.
 func unmarshalTree(data []byte) (*schedule.Program, error) {
-	s := jsontree.NewScanner(data, schedule.DefaultMaxInput, maxDepth)
+	s := jsontree.NewScanner(data, 0, maxDepth)
 	root := s.Value()
 	s.End()
 	if e := s.Err(); e != nil {
