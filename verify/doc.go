@@ -2,13 +2,38 @@
 // deadlock, race, read uninitialized memory or break a memory-safety rule,
 // and shows how with a witness that schedule.Replay confirms.
 //
-// The entry points are graded by cost: [Program] returns nil for a safe
-// program and an error naming the first finding otherwise; [Run] returns
-// the full [Result] with its [Verdict] (safe, unsafe, invalid,
-// inconclusive), its [Finding]s and statistics, and honors a
-// context.Context. The zero [Config] checks everything.
+// # Gating a launch
 //
-// # Checks
+// The entry points are graded by cost. [Program] is the one-line gate: it
+// returns nil for a safe program and otherwise an [*Error] that carries
+// the whole [Result] (reach it with errors.As). [Run] returns the Result
+// itself and honors a context.Context:
+//
+//	r, err := verify.Run(ctx, p, verify.Config{})
+//	if err != nil {
+//		return err // ctx done, or a bad Config.Checks
+//	}
+//	if r.Verdict != verify.Safe {
+//		for _, f := range r.Findings {
+//			fmt.Println(f.Code, f.Message) // f.Witness replays in schedule.Replay
+//		}
+//	}
+//
+// A [Verdict] is Safe (no finding, and the decision is complete), Unsafe
+// (findings, each with a witness where it has one), Invalid (the program
+// is malformed: one invalid.* finding per problem, with its JSON path) or
+// Inconclusive (a bound was hit first; the message names it). The zero
+// Verdict is none of them, so a gate that compares with Safe fails closed.
+// [Result.Report] renders a result with task names instead of indices:
+// exactly the JSON object `megaproof verify --json` prints.
+//
+// # Configuration
+//
+// The zero [Config] checks everything with default bounds. MaxStates
+// bounds the explicit-state explorer that decides the programs the exact
+// confluent analyses cannot take (most programs with semaphores); beyond
+// it the verdict is Inconclusive. Sanity checks internal invariants and
+// replays every witness before returning; tests turn it on.
 //
 // The analyses are declared as [Check] values — [Static], [Progress],
 // [Races], [Uninitialized] — each with its name, documentation, the codes
@@ -16,13 +41,20 @@
 // Run performs them. [Config.Checks] selects some of them (with what they
 // require) and reports only their codes.
 //
+// # Concurrency
+//
+// Run and Program only read the program and keep no reference to it: any
+// number of goroutines may verify one Program at once, as long as none
+// modifies it meanwhile. Results share no memory with the program.
+//
 // # Semantics
 //
 // The definitions decided here are in docs/SEMANTICS.md of the module:
 // normal form (one thread per static worker, one per dynamic task),
-// residency for non-cooperative launches, happens-before with
-// release/acquire, fences, scopes and release sequences, and the exact
-// meaning of every finding.
+// residency for non-cooperative launches, dispatch of dynamic tasks,
+// happens-before with release/acquire, fences, scopes and release
+// sequences, and the exact meaning of every finding. How each engine
+// decides it, and in which file it lives, is in docs/ARCHITECTURE.md.
 //
 // # Finding codes
 //
@@ -54,58 +86,13 @@
 //	counter-overflow        a counter exceeds its width                                trace to the overflow
 //	inconclusive            a bound was hit (the message names it)                     none
 //
-// # Three tiers of assurance
+// # Assurance
 //
-// Exactness is earned against two oracles that share no algorithm with
-// this package:
-//
-//  1. verify itself, fast at any size. With counters and barriers only, no
-//     step disables another (values only grow; waits are ≥), so the system
-//     is confluent and one greedy run, with wait lists keyed by threshold,
-//     decides deadlock for every interleaving. Races and uninitialized
-//     reads are first tried in one shadow pass: the greedy run is walked in
-//     order with proof clocks (joining all-join waits, well-formed barrier
-//     generations and epoch crossings; they only prove, never refute), and
-//     every access is checked against the last write and the reads since
-//     of the bytes it touches, kept per arena as row bands of column
-//     segments. Must-happen-before is transitive, so when every such check
-//     is proven every conflicting pair is ordered, and a read whose bytes
-//     were last written through its own buffer, proven before it, is
-//     covered. The checks the clocks cannot prove are decided exactly as a
-//     list of adjacent pairs; a program with an adjacent pair that is not
-//     ordered goes to the pairwise analysis, which reports every racing
-//     pair: conflicting pairs come from a sweep of byte ranges per arena,
-//     so disjoint tiles never meet, and each pair is ordered by the
-//     cheapest exact means that settles it:
-//     - proof clocks, as above, for every pair at once;
-//     - withhold-runs: step a must precede step b exactly when b is
-//     unreachable with a withheld, and per thread the steps that must
-//     precede b form a prefix, so one incremental sweep per thread orders
-//     every remaining pair on it; by confluence a sweep may start from the
-//     greedy run's state just before the withheld thread's first op, and
-//     does when every worker is resident;
-//     - happens-before equals must-precede when every edge synchronizes;
-//     otherwise composed clocks (an acquire synchronizes with every release
-//     that must precede it) and a relaxation in which non-synchronizing
-//     edges are free prove most pairs, and a taint game decides the rest
-//     exactly (its one choice is the order in which objects receive
-//     releases that follow the source; free choices are taken first, the
-//     others are branched on within a bound, beyond which the verdict says
-//     inconclusive).
-//  2. The definitional checker (internal/defcheck), slow and obviously
-//     correct: one naive withhold-run per conflicting pair and every poison
-//     order tried. Property tests require verify to agree with it on random
-//     programs.
-//  3. The explorer (package verify/explore) enumerates interleavings with
-//     state hashing and partial-order reduction and computes happens-before
-//     per execution with vector clocks. It is ground truth for small
-//     programs, and it decides programs with semaphores (which break
-//     confluence) within Config.MaxStates; beyond that the verdict is
-//     inconclusive and names the bound. TestDifferential requires the three
-//     to agree on every verdict and finding family, and every witness to
-//     replay in schedule.Replay.
-//
-// Which fragment is decided by which algorithm: programs without semaphores
-// by tier 1 at any size; programs with semaphores by tier 3 within the
-// state budget.
+// Exactness is checked against two oracles that share no algorithm with
+// this package: the definitional checker (internal/defcheck, one naive
+// withhold-run per conflicting pair) and the explorer (package
+// verify/explore, every interleaving of small programs). Property tests
+// require the three to agree on every verdict and finding family, and
+// every witness to replay in schedule.Replay; docs/ARCHITECTURE.md
+// describes the tiers.
 package verify
