@@ -8,7 +8,8 @@ import (
 	"os"
 	"time"
 
-	"github.com/schollz/progressbar/v3"
+	"github.com/vbauerster/mpb/v8"
+	"github.com/vbauerster/mpb/v8/decor"
 	"golang.org/x/term"
 
 	"github.com/megaproof/megaproof/corpus"
@@ -69,11 +70,16 @@ func runCorpus(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 			sample = append(sample, e)
 		}
 	}
-	var progress func(done, total int)
+	var update func(done, total int)
+	var bar *progress
 	if !*quiet && isTerminal(stderr) {
-		progress = newProgress(stderr, len(sample))
+		bar = newProgress(stderr, len(sample))
+		update = bar.update
 	}
-	s, err := corpus.RunEntries(context.Background(), sample, progress)
+	s, err := corpus.RunEntries(context.Background(), sample, update)
+	if bar != nil {
+		bar.finish()
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "megaproof corpus: %v\n", err)
 		return exitInvalid
@@ -133,19 +139,29 @@ var isTerminal = func(w io.Writer) bool {
 	return ok && term.IsTerminal(int(f.Fd()))
 }
 
-// newProgress returns a progress callback drawing a bar with the count,
-// the rate and the time left on w.
-func newProgress(w io.Writer, total int) func(done, total int) {
-	bar := progressbar.NewOptions(total,
-		progressbar.OptionSetWriter(w),
-		progressbar.OptionSetDescription("corpus"),
-		progressbar.OptionShowCount(),
-		progressbar.OptionShowIts(),
-		progressbar.OptionSetItsString("entries"),
-		progressbar.OptionSetPredictTime(true),
-		progressbar.OptionSetElapsedTime(true),
-		progressbar.OptionThrottle(100*time.Millisecond),
-		progressbar.OptionOnCompletion(func() { fmt.Fprintln(w) }),
+// progress draws a bar with the count, the percentage, the time spent and
+// the time left.
+type progress struct {
+	p   *mpb.Progress
+	bar *mpb.Bar
+}
+
+func newProgress(w io.Writer, total int) *progress {
+	p := mpb.New(mpb.WithOutput(w), mpb.WithWidth(40), mpb.WithAutoRefresh(), mpb.WithRefreshRate(200*time.Millisecond))
+	bar := p.AddBar(int64(total),
+		mpb.PrependDecorators(decor.Name("corpus "), decor.CountersNoUnit("%d/%d")),
+		mpb.AppendDecorators(decor.Percentage(decor.WCSyncSpace), decor.Name(" spent "), decor.Elapsed(decor.ET_STYLE_GO), decor.Name(", left "), decor.AverageETA(decor.ET_STYLE_GO)),
 	)
-	return func(done, _ int) { bar.Set(done) }
+	return &progress{p, bar}
+}
+
+// update is the callback of corpus.RunEntries.
+func (pr *progress) update(done, _ int) { pr.bar.SetCurrent(int64(done)) }
+
+// finish draws the last state and stops the bar.
+func (pr *progress) finish() {
+	if !pr.bar.Completed() {
+		pr.bar.Abort(false)
+	}
+	pr.p.Wait()
 }
