@@ -42,6 +42,15 @@ class Verify(unittest.TestCase):
                 self.assertIs(r.verdict, Verdict.SAFE, r)
         self.assertEqual(megaproof.verify(README_EXAMPLE).file, str(README_EXAMPLE))
 
+    def test_integral_floats(self):
+        # Python's / gives floats: 1024 / 1 is 1024.0, an integer in JSON Schema's sense.
+        p = readme_example()
+        p["buffers"][3]["size"] = 2048 / 2
+        self.assertIsInstance(p["buffers"][3]["size"], float)
+        self.assertIs(megaproof.verify(p).verdict, Verdict.SAFE)
+        p["buffers"][3]["size"] = 1024.5
+        self.assertIs(megaproof.verify(p).verdict, Verdict.INVALID)
+
     def test_to_dict_objects(self):
         class Prog:
             def to_dict(self):
