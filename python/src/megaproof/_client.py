@@ -116,7 +116,7 @@ class Verifier:
     def _start(self) -> subprocess.Popen:
         proc = subprocess.Popen(
             [self.binary, "verify", "--stream", *self._flags],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, bufsize=0,
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
         )
         self._stderr.clear()
 
