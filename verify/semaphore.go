@@ -234,8 +234,11 @@ func nonSimpleDynamic(p *schedule.Program) int {
 // semaphoreOf returns the semaphore a counter of the form stands for, or
 // -1 for a real counter.
 func (v *verifier) semaphoreOf(o int32) int32 {
+	if v.semOf == nil {
+		return -1
+	}
 	k := int(o) - len(v.orig.Counters)
-	if v.semOf == nil || k < 0 || k >= len(v.semOf) {
+	if k < 0 || k >= len(v.semOf) {
 		return -1
 	}
 	return v.semOf[k]
