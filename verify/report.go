@@ -17,7 +17,8 @@ type Report struct {
 	// input); [Result.Report] leaves it empty.
 	File string `json:"file"`
 	// Format is the input format the document was read as
-	// (schedule.Format, or "amk" for AutoMegaKernel IR JSON), when known.
+	// (schedule.Format, "amk" for AutoMegaKernel IR JSON, "mpk" for a
+	// Mirage MPK task graph), when known.
 	Format string `json:"format,omitempty"`
 	// Program is the program's name, when it has one.
 	Program string `json:"program,omitempty"`

@@ -7,7 +7,7 @@
 //
 // Usage:
 //
-//	megaproof verify [--json] [--stream] [-v] [--max-states N] [--max-bytes SIZE] [FILE...]
+//	megaproof verify [--json] [--stream] [-v] [--max-states N] [--max-bytes SIZE] [--iterations K] [FILE...]
 //	megaproof explain [CODE]
 //	megaproof dot [--max-bytes SIZE] FILE
 //	megaproof schema [result|program|amk]
@@ -20,8 +20,10 @@
 //
 // # verify
 //
-// verify reads each FILE, megaproof JSON (format "megaproof/v1") or
-// AutoMegaKernel IR JSON (told apart by content; "-" is standard input),
+// verify reads each FILE, megaproof JSON (format "megaproof/v1"),
+// AutoMegaKernel IR JSON or a Mirage MPK task graph (told apart by content;
+// "-" is standard input; --iterations sets how many consecutive iterations
+// of an MPK graph are verified),
 // and prints its verdict as soon as it is decided: safe, unsafe (with
 // findings and replayable witnesses), invalid (with the JSON path of each
 // problem) or inconclusive (with the bound that was hit). A safe verdict

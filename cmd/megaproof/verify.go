@@ -96,8 +96,8 @@ as soon as it is decided: safe, unsafe (findings with replayable witnesses),
 invalid (the JSON path of every problem) or inconclusive (the bound that
 was hit).
 
-FILE is megaproof JSON (format "megaproof/v1") or AutoMegaKernel IR JSON,
-told apart by content; - reads standard input. With no FILE, verify checks
+FILE is megaproof JSON (format "megaproof/v1"), AutoMegaKernel IR JSON or
+a Mirage MPK task graph, told apart by content; - reads standard input. With no FILE, verify checks
 an embedded default schedule, a Llama-3.2-1B decode step on an H200.
 
 --json prints one JSON object per file, one per line (megaproof schema

@@ -167,7 +167,7 @@ class Report:
     """Empty exactly when the verdict is safe."""
     stats: Stats = field(default_factory=Stats)
     format: Optional[str] = None
-    """``megaproof/v1`` or ``amk``, when the document was recognized."""
+    """``megaproof/v1``, ``amk`` or ``mpk``, when the document was recognized."""
     program: Optional[str] = None
     """The program's name, when it has one."""
 
