@@ -18,7 +18,7 @@ func benchProgram(b *testing.B, tasks int) []byte {
 	x := bl.Buffer("x", KindScratch, 1<<20)
 	c := bl.Counter("c")
 	for i := range tasks {
-		t := bl.Task(fmt.Sprintf("L%d.q.t%d", i/workers, i%workers)).On(i % workers).Op("gemv").Param("k", 5120).Param("layer", int64(i/workers)).Param("n", 32).Param("n_off", int64(i%workers*32))
+		t := bl.Task(fmt.Sprintf("L%d.q.t%d", i/workers, i%workers)).On(i%workers).Op("gemv").Param("k", 5120).Param("layer", int64(i/workers)).Param("n", 32).Param("n_off", int64(i%workers*32))
 		if i >= workers {
 			t.Wait(c, uint64(i/workers*workers))
 		}

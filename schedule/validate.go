@@ -203,34 +203,34 @@ func (p *Program) validateObjects(ds *diags) {
 		}
 	}
 	for i, b := range p.Buffers {
-		path := fmt.Sprintf("$.buffers[%d]", i)
+		path := func() string { return fmt.Sprintf("$.buffers[%d]", i) } // only for a diagnostic
 		if b.Kind < KindInput || b.Kind > KindState {
-			ds.add(CodeValue, path+".kind", "buffer %q has unknown kind %d", b.Name, b.Kind)
+			ds.add(CodeValue, path()+".kind", "buffer %q has unknown kind %d", b.Name, b.Kind)
 		}
 		if b.Size == 0 || b.Size > maxExtent {
-			ds.add(CodeSize, path+".size", "buffer %q has size %d", b.Name, b.Size)
+			ds.add(CodeSize, path()+".size", "buffer %q has size %d", b.Name, b.Size)
 			continue
 		}
 		switch {
 		case b.Arena == NoArena:
 			if b.Offset != 0 {
-				ds.add(CodeValue, path+".offset", "buffer %q has an offset but no arena", b.Name)
+				ds.add(CodeValue, path()+".offset", "buffer %q has an offset but no arena", b.Name)
 			}
 		case b.Arena < 0 || int(b.Arena) >= len(p.Arenas):
-			ds.add(CodeReference, path+".arena", "buffer %q names arena %d of %d", b.Name, b.Arena, len(p.Arenas))
+			ds.add(CodeReference, path()+".arena", "buffer %q names arena %d of %d", b.Name, b.Arena, len(p.Arenas))
 		default:
 			a := p.Arenas[b.Arena]
 			if b.Offset > maxExtent || b.Offset+b.Size > a.Size {
-				ds.add(CodeSize, path+".offset", "buffer %q at [%d, %d) does not fit arena %q of %d bytes", b.Name, b.Offset, b.Offset+b.Size, a.Name, a.Size)
+				ds.add(CodeSize, path()+".offset", "buffer %q at [%d, %d) does not fit arena %q of %d bytes", b.Name, b.Offset, b.Offset+b.Size, a.Name, a.Size)
 			}
 		}
 	}
 	for i, c := range p.Counters {
-		path := fmt.Sprintf("$.counters[%d]", i)
+		path := func() string { return fmt.Sprintf("$.counters[%d]", i) }
 		if c.Width != 32 && c.Width != 64 {
-			ds.add(CodeValue, path+".width", "counter %q has width %d; want 32 or 64", c.Name, c.Width)
+			ds.add(CodeValue, path()+".width", "counter %q has width %d; want 32 or 64", c.Name, c.Width)
 		} else if c.Init > c.Max() {
-			ds.add(CodeSize, path+".init", "counter %q starts at %d, beyond its %d-bit width", c.Name, c.Init, c.Width)
+			ds.add(CodeSize, path()+".init", "counter %q starts at %d, beyond its %d-bit width", c.Name, c.Init, c.Width)
 		}
 	}
 	for i, b := range p.Barriers {
@@ -250,6 +250,9 @@ func checkNames(ds *diags, what string, n int, name func(int) string) {
 	// hash's high half and the index + 1: names are compared only when
 	// their hashes agree. A map of a million strings costs several times
 	// more.
+	if n == 0 {
+		return
+	}
 	size := 16
 	for size < 2*n {
 		size *= 2

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"sync"
 )
 
 // A Check is one analysis of [Run], declared as a value: its name, what it
@@ -93,15 +94,34 @@ func validateChecks(all []*Check) error {
 }
 
 // selected returns the checks to run for cfg (with what they require) and
-// the codes to report.
+// the codes to report; callers do not modify them. The default selection,
+// every check, is computed once.
 func selected(cfg Config) (run []*Check, report map[string]bool, err error) {
+	if len(cfg.Checks) == 0 {
+		d := defaultSelection()
+		return d.run, d.report, d.err
+	}
+	return selectChecks(cfg.Checks)
+}
+
+type selection struct {
+	run    []*Check
+	report map[string]bool
+	err    error
+}
+
+var defaultSelection = sync.OnceValue(func() selection {
+	run, report, err := selectChecks(nil)
+	return selection{run, report, err}
+})
+
+func selectChecks(pick []*Check) (run []*Check, report map[string]bool, err error) {
 	all := Checks()
 	if err := validateChecks(all); err != nil {
 		return nil, nil, err
 	}
 	want := map[*Check]bool{}
 	report = map[string]bool{}
-	pick := cfg.Checks
 	if len(pick) == 0 {
 		pick = all
 	}
