@@ -40,7 +40,7 @@ func init() {
 	commands = []command{
 		{"verify", "[flags] [FILE...]", "decide whether schedules can deadlock or race (no FILE: the embedded default)", runVerify},
 		{"explain", "[CODE]", "print the documentation of a finding code (all codes without CODE)", runExplain},
-		{"dot", "FILE", "print the task graph of a schedule in Graphviz form", runDot},
+		{"dot", "[flags] FILE", "print the task graph of a schedule in Graphviz form", runDot},
 		{"schema", "[result|program|amk]", "print a JSON Schema: verify --json output, the program format, AutoMegaKernel IR", runSchema},
 		{"corpus", "[flags]", "run the regression corpus: verify against oracle-labelled mutants", runCorpus},
 		{"version", "", "print the version megaproof was built from", runVersion},
@@ -117,7 +117,7 @@ func newFlags(name, synopsis, description string, stderr io.Writer) *flag.FlagSe
 			if f.DefValue != "" && f.DefValue != "false" && f.DefValue != "0" {
 				text += " (default " + f.DefValue + ")"
 			}
-			lines = append(lines, fmt.Sprintf("  %-18s %s", head, text))
+			lines = append(lines, fmt.Sprintf("  %-22s %s", head, text))
 		})
 		if len(lines) > 0 {
 			fmt.Fprintf(w, "\nFlags:\n%s\n", strings.Join(lines, "\n"))

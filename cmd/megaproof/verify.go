@@ -108,9 +108,9 @@ invalid.io record, one larger than --max-bytes an invalid.limit record; an
 internal failure on one file is an internal record (exit status 4) and the
 other files are still verified.
 
-` + exitStatusDoc + ` Across several files the
-worst status wins, in the order unsafe, internal error, invalid,
-inconclusive, safe.`
+` + exitStatusDoc + `
+Across several files the worst status wins, in the order unsafe, internal
+error, invalid, inconclusive, safe.`
 
 func runVerify(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := newFlags("verify", "[flags] [FILE...]", verifyDoc, stderr)
