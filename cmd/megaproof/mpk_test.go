@@ -57,6 +57,7 @@ func TestVerifyMPK(t *testing.T) {
 	if code != exitUnsafe {
 		t.Fatalf("verify ex4 = %d, want %d:\n%s", code, exitUnsafe, out)
 	}
+	checkResultSchema(t, out)
 	var r struct {
 		Format   string `json:"format"`
 		Verdict  string `json:"verdict"`
@@ -81,6 +82,7 @@ func TestVerifyMPK(t *testing.T) {
 	// -iterations: three iterations of example 1 (7 tasks each) and 128
 	// TERMINATEs.
 	code, out = megaproof(t, "verify", "--json", "-iterations", "3", mpkExample("ex1_reduce_edge.json"))
+	checkResultSchema(t, out)
 	var s struct {
 		Stats struct {
 			Tasks int `json:"tasks"`
