@@ -431,6 +431,28 @@ func (s *Scanner) Key() ([]byte, bool) {
 		return nil, false
 	}
 	f := &s.stack[len(s.stack)-1]
+	// Fast path: [,] "key" : with a plain key, all in the buffer.
+	if i, b := s.pos, s.buf; i < s.end {
+		if f.member && b[i] == ',' {
+			i++
+			for i < s.end && (b[i] == ' ' || b[i] == '\n' || b[i] == '\t' || b[i] == '\r') {
+				i++
+			}
+		} else if f.member {
+			i = s.end
+		}
+		if i < s.end && b[i] == '"' {
+			j := i + 1
+			for j < s.end && strSafe[b[j]] {
+				j++
+			}
+			if j+1 < s.end && b[j] == '"' && b[j+1] == ':' {
+				f.key, f.owned, f.member = b[i+1:j], false, true
+				s.pos = j + 2
+				return f.key, true
+			}
+		}
+	}
 	c := s.next()
 	if c == '}' {
 		s.pos++

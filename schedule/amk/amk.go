@@ -111,14 +111,14 @@ func Decode(r io.Reader) (*schedule.Program, error) {
 // problem. It never panics. An error of r itself is returned as it is. The
 // mapping is described in the package documentation.
 func DecodeLimit(r io.Reader, maxInput int64) (*schedule.Program, error) {
-	return decode(jsontree.NewReader(r, maxInput, maxDepth))
+	return decodeReader(r, maxInput)
 }
 
 // Unmarshal maps AutoMegaKernel IR JSON to a [schedule.Program]; see
 // [DecodeLimit]. The bytes are in memory already, so no input limit
 // applies.
 func Unmarshal(data []byte) (*schedule.Program, error) {
-	return decode(jsontree.NewScanner(data, 0, maxDepth))
+	return decodeBytes(data)
 }
 
 // The parts of a document, in the order their diagnostics are reported.
@@ -147,6 +147,11 @@ func (x *idIndex) get(id int64) (int, bool) {
 	}
 	i, ok := x.m[id]
 	return i, ok
+}
+
+func (x *idIndex) reset() {
+	clear(x.dense)
+	clear(x.m)
 }
 
 func (x *idIndex) put(id int64, i int) {
@@ -183,9 +188,25 @@ type smUse struct {
 }
 
 func newMapper(ds *jsontree.Diags) *mapper {
-	m := &mapper{reader: reader{ds: ds}, p: &schedule.Program{}, maxSM: -1, names: map[string]bool{}}
-	m.p.Launch.Cooperative = true
+	m := new(mapper)
+	m.reset(ds)
 	return m
+}
+
+// reset makes m ready for a document, keeping the memory of its indices.
+func (m *mapper) reset(ds *jsontree.Diags) {
+	names := m.names
+	if names == nil {
+		names = map[string]bool{}
+	}
+	clear(names)
+	buf, ctr, task, layouts, uses := m.bufByID, m.ctrByID, m.taskIDs, m.layouts[:0], m.smUses[:0]
+	buf.reset()
+	ctr.reset()
+	task.reset()
+	*m = mapper{reader: reader{ds: ds}, p: &schedule.Program{}, maxSM: -1, names: names,
+		bufByID: buf, ctrByID: ctr, taskIDs: task, layouts: layouts, smUses: uses}
+	m.p.Launch.Cooperative = true
 }
 
 func (m *mapper) at(rank, elem int) { m.ds.Rank, m.ds.Elem = rank, elem }
@@ -432,7 +453,7 @@ func (m *mapper) counter(cn *node, i int) {
 					m.add(schedule.CodeDuplicate, path+".id", "counter id %d already used by $.counters[%d]", id, j)
 				} else {
 					m.ctrByID.put(id, i)
-					c.Name = "c" + strconv.FormatInt(id, 10)
+					c.Name = counterName(id)
 				}
 			}
 		}
@@ -447,6 +468,22 @@ func (m *mapper) counter(cn *node, i int) {
 		}
 	}
 	m.p.Counters = append(m.p.Counters, c)
+}
+
+// counterNames are the names of the counters with small ids.
+var counterNames = func() (names [1024]string) {
+	for i := range names {
+		names[i] = "c" + strconv.Itoa(i)
+	}
+	return names
+}()
+
+// counterName is the name of the counter with an id: c<id>.
+func counterName(id int64) string {
+	if id >= 0 && id < int64(len(counterNames)) {
+		return counterNames[id]
+	}
+	return "c" + strconv.FormatInt(id, 10)
 }
 
 // pages places buffers bound to one page at offset 0 of one arena per page,

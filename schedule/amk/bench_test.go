@@ -1,11 +1,14 @@
 package amk_test
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"testing"
 
 	"github.com/megaproof/megaproof/schedule/amk"
+	"github.com/megaproof/megaproof/verify"
 )
 
 // llamaIR builds AMK IR JSON shaped like AMK's decode lowering of a
@@ -90,6 +93,10 @@ func llamaIR(layers, hidden, inter, kvDim, nTile, pos int) []byte {
 	return data
 }
 
+// BenchmarkUnmarshal maps a TinyLlama-shaped decode lowering (22 layers,
+// 64-column tiles): in one pass from bytes and streamed from an io.Reader,
+// through the reference tree reader (an internal test, not here), and with
+// encoding/json into any for scale.
 func BenchmarkUnmarshal(b *testing.B) {
 	// 22 layers of a TinyLlama-shaped decode step with 64-column tiles.
 	data := llamaIR(22, 2048, 5632, 256, 64, 100)
@@ -97,12 +104,71 @@ func BenchmarkUnmarshal(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.ReportMetric(float64(len(p.Tasks)), "tasks")
-	b.SetBytes(int64(len(data)))
-	b.ResetTimer()
-	for b.Loop() {
-		if _, err := amk.Unmarshal(data); err != nil {
+	for _, c := range []struct {
+		name string
+		read func() error
+	}{
+		{"one-pass", func() error { _, err := amk.Unmarshal(data); return err }},
+		{"stream", func() error { _, err := amk.Decode(bytes.NewReader(data)); return err }},
+		{"encoding-json-any", func() error {
+			var v any
+			return json.Unmarshal(data, &v)
+		}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportMetric(float64(len(p.Tasks)), "tasks")
+			b.SetBytes(int64(len(data)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := c.read(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// e2Shapes are AMK toy lowerings of E2's sizes: layers, hidden size, tile
+// width and SMs, from 23 to 606 tasks on 82 to 192 workers.
+var e2Shapes = []struct{ layers, hidden, tile, sms int }{{1, 64, 256, 82}, {2, 128, 32, 132}, {3, 128, 8, 192}}
+
+// BenchmarkE2 decodes and verifies AMK toy lowerings of E2's shape; an op
+// is one program. The decode and verify sub-benchmarks give the shares.
+func BenchmarkE2(b *testing.B) {
+	ctx := context.Background()
+	for _, sh := range e2Shapes {
+		data := amk.E2Toy(sh.layers, sh.hidden, sh.tile, sh.sms)
+		p, err := amk.Unmarshal(data)
+		if err != nil {
 			b.Fatal(err)
+		}
+		if r, err := verify.Run(ctx, p, verify.Config{}); err != nil || r.Verdict != verify.Safe {
+			b.Fatalf("%v %v", r.Verdict, err)
+		}
+		name := fmt.Sprintf("tasks=%d/workers=%d", len(p.Tasks), sh.sms)
+		for _, c := range []struct {
+			name string
+			run  func() error
+		}{
+			{"decode+verify", func() error {
+				q, err := amk.Unmarshal(data)
+				if err == nil {
+					_, err = verify.Run(ctx, q, verify.Config{})
+				}
+				return err
+			}},
+			{"decode", func() error { _, err := amk.Unmarshal(data); return err }},
+			{"verify", func() error { _, err := verify.Run(ctx, p, verify.Config{}); return err }},
+		} {
+			b.Run(name+"/"+c.name, func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					if err := c.run(); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "programs/s")
+			})
 		}
 	}
 }

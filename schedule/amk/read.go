@@ -1,8 +1,9 @@
 package amk
 
 import (
+	"io"
 	"math"
-	"strconv"
+	"sync"
 
 	"github.com/megaproof/megaproof/internal/jsontree"
 	"github.com/megaproof/megaproof/schedule"
@@ -23,8 +24,10 @@ import (
 
 type decoder struct {
 	s  *jsontree.Scanner
+	sc jsontree.Scanner // the scanner of the document
 	ds jsontree.Diags
 	m  *mapper
+	mm mapper
 
 	irVersion, abiVersion, meta, target, pages *node
 	buffersDone, countersDone                  bool
@@ -37,17 +40,48 @@ type decoder struct {
 	waits          []schedule.Step
 	ps             params
 	lits           []byte
-	extra          [][]byte
+	extra          []int // ends of the skipped keys of the objects being read, in extraKeys
+	extraKeys      []byte
 	reads, writes  []schedule.Access
 	stepSlab       []schedule.Step
 	accSlab        []schedule.Access
-	strs           map[string]string
+	strs           []string
 }
 
-func decode(s *jsontree.Scanner) (*schedule.Program, error) {
-	d := &decoder{s: s}
-	d.m = newMapper(&d.ds)
-	if err := d.top(); err != nil {
+// decoders keeps decoders, with their scanner, scratch and indices, for
+// the next document: reading many small documents allocates little more
+// than their programs.
+var decoders = sync.Pool{New: func() any { return new(decoder) }}
+
+// decodeBytes and decodeReader read a document with a pooled decoder.
+func decodeBytes(data []byte) (*schedule.Program, error) {
+	d := decoders.Get().(*decoder)
+	defer decoders.Put(d)
+	d.sc.Reset(data, 0, maxDepth)
+	defer d.sc.Reset(nil, 0, 0) // drop data
+	return d.decode()
+}
+
+func decodeReader(r io.Reader, limit int64) (*schedule.Program, error) {
+	d := decoders.Get().(*decoder)
+	defer decoders.Put(d)
+	d.sc.ResetReader(r, limit, maxDepth)
+	defer d.sc.Reset(nil, 0, 0) // drop r
+	return d.decode()
+}
+
+// decode reads the document of d.sc.
+func (d *decoder) decode() (*schedule.Program, error) {
+	d.s = &d.sc
+	d.ds = jsontree.Diags{}
+	d.mm.reset(&d.ds)
+	d.m = &d.mm
+	d.irVersion, d.abiVersion, d.meta, d.target, d.pages = nil, nil, nil, nil, nil
+	d.buffersDone, d.countersDone, d.tasksSeen, d.tasksRaw = false, false, false, nil
+	err := d.top()
+	p := d.m.p
+	d.m.p = nil
+	if err != nil {
 		return nil, err
 	}
 	if err := diagError(d.ds.List(-1)); err != nil {
@@ -55,10 +89,10 @@ func decode(s *jsontree.Scanner) (*schedule.Program, error) {
 	}
 	// A safety net: everything Validate checks should have been reported
 	// above with an AMK path. Validate also enforces megaproof's size limits.
-	if err := d.m.p.Validate(); err != nil {
+	if err := p.Validate(); err != nil {
 		return nil, err
 	}
-	return d.m.p, nil
+	return p, nil
 }
 
 // Bits of the top-level keys seen.
@@ -283,30 +317,47 @@ func (d *decoder) null() bool {
 
 // skip skips the value of a key the reader does not use, failing when the
 // key repeats another one of the object that is not used either.
+// The keys of one object are d.extra[first:], so that a wait object's
+// keys can be checked within the task that holds it.
 func (d *decoder) skip(key []byte, first int) bool {
-	for _, e := range d.extra[first:] {
-		if string(e) == string(key) {
+	from := 0
+	if first > 0 {
+		from = d.extra[first-1]
+	}
+	for _, end := range d.extra[first:] {
+		if string(d.extraKeys[from:end]) == string(key) {
 			return false
 		}
+		from = end
 	}
-	d.extra = append(d.extra, append([]byte(nil), key...))
+	d.extraKeys = append(d.extraKeys, key...)
+	d.extra = append(d.extra, len(d.extraKeys))
 	d.s.Skip()
 	return d.s.Err() == nil
 }
 
-// intern returns a string of b, shared with earlier ones of the same bytes.
+// dropExtra forgets the skipped keys of an object from first on.
+func (d *decoder) dropExtra(first int) {
+	d.extra = d.extra[:first]
+	if first == 0 {
+		d.extraKeys = d.extraKeys[:0]
+	} else {
+		d.extraKeys = d.extraKeys[:d.extra[first-1]]
+	}
+}
+
+// intern returns a string of b, shared with earlier ones of the same
+// bytes: param keys repeat across tasks.
 func (d *decoder) intern(b []byte) string {
-	if d.strs == nil {
-		d.strs = make(map[string]string)
-	}
-	if s, ok := d.strs[string(b)]; ok {
-		return s
-	}
-	if len(d.strs) > 4096 {
-		return string(b)
+	for _, s := range d.strs {
+		if s == string(b) {
+			return s
+		}
 	}
 	s := string(b)
-	d.strs[s] = s
+	if len(d.strs) < 64 {
+		d.strs = append(d.strs, s)
+	}
 	return s
 }
 
@@ -338,7 +389,7 @@ func (d *decoder) buffer(i int) bool {
 		return false
 	}
 	s.Object()
-	d.extra = d.extra[:0]
+	d.dropExtra(0)
 	var seen uint32
 	var id, bits int64
 	var name []byte
@@ -428,7 +479,7 @@ func (d *decoder) counter(i int) bool {
 		return false
 	}
 	s.Object()
-	d.extra = d.extra[:0]
+	d.dropExtra(0)
 	var seen uint32
 	var id, init int64
 	ok := true
@@ -460,7 +511,7 @@ func (d *decoder) counter(i int) bool {
 		return false
 	}
 	m.ctrByID.put(id, i)
-	m.p.Counters = append(m.p.Counters, schedule.Counter{Name: "c" + strconv.FormatInt(id, 10), Init: uint64(init), Width: 32})
+	m.p.Counters = append(m.p.Counters, schedule.Counter{Name: counterName(id), Init: uint64(init), Width: 32})
 	return true
 }
 
@@ -523,7 +574,7 @@ func (d *decoder) waitList() bool {
 			}
 			ok = ok && once(&seen, bit)
 		}
-		d.extra = d.extra[:first]
+		d.dropExtra(first)
 		if !ok || s.Err() != nil || seen != b0|b1 || k < 1 || k > math.MaxUint32 {
 			return false
 		}
@@ -574,7 +625,7 @@ func (d *decoder) task(i int) bool {
 		return false
 	}
 	s.Object()
-	d.extra = d.extra[:0]
+	d.dropExtra(0)
 	d.refs, d.waits, d.ps, d.lits = d.refs[:0], d.waits[:0], d.ps[:0], d.lits[:0]
 	var seen uint32
 	var id, ctr, sm int64
