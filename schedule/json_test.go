@@ -2,8 +2,14 @@ package schedule_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"maps"
+	"reflect"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -229,4 +235,215 @@ func TestMarshalInvalid(t *testing.T) {
 	if !errors.As(err, &se) || se.Diagnostics[0].Code != schedule.CodeWorker {
 		t.Fatalf("Marshal of a task on worker 7 of 2: err = %v; want %s", err, schedule.CodeWorker)
 	}
+}
+
+// oneByteReader reads one byte per call, so that every token straddles
+// the reader's refills.
+type oneByteReader struct{ r io.Reader }
+
+func (o oneByteReader) Read(p []byte) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
+	}
+	return o.r.Read(p[:1])
+}
+
+// reorder rewrites a canonical document with its top-level keys, and the
+// keys of every list element, in an order drawn by t, and some integers
+// written as integral floats (512 as 512.0 or 5.12e2).
+func reorder(t *rapid.T, doc []byte) []byte {
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(doc, &top); err != nil {
+		t.Fatal(err)
+	}
+	keys := slices.Sorted(maps.Keys(top))
+	keys = rapid.Permutation(keys).Draw(t, "top keys")
+	var out bytes.Buffer
+	out.WriteByte('{')
+	for i, k := range keys {
+		if i > 0 {
+			out.WriteString(", ")
+		}
+		fmt.Fprintf(&out, "%q: ", k)
+		var list []map[string]json.RawMessage
+		if json.Unmarshal(top[k], &list) != nil {
+			out.Write(top[k])
+			continue
+		}
+		out.WriteByte('[')
+		for j, el := range list {
+			if j > 0 {
+				out.WriteByte(',')
+			}
+			ek := rapid.Permutation(slices.Sorted(maps.Keys(el))).Draw(t, "element keys")
+			out.WriteByte('{')
+			for n, e := range ek {
+				if n > 0 {
+					out.WriteByte(',')
+				}
+				v := el[e]
+				if len(v) > 0 && v[0] >= '1' && v[0] <= '9' && bytes.IndexAny(v, ".eE") < 0 && rapid.IntRange(0, 3).Draw(t, "float") == 0 {
+					v = append(append([]byte(nil), v...), ".0"...)
+				}
+				fmt.Fprintf(&out, "%q:%s", e, v)
+			}
+			out.WriteByte('}')
+		}
+		out.WriteByte(']')
+	}
+	out.WriteByte('}')
+	return out.Bytes()
+}
+
+// TestReaderAgainstTree requires the one-pass reader, from bytes and
+// streamed one byte at a time, to give exactly the program or the
+// diagnostics of the reference tree reader: on generated programs with
+// their keys reordered (lists before the lists they name: elements read
+// at the end) and integers written as integral floats, and on those
+// documents with one byte changed, dropped or inserted.
+func TestReaderAgainstTree(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		p := genProgram.Draw(t, "program")
+		enc, err := schedule.Marshal(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		doc := reorder(t, enc)
+		got, err := schedule.Unmarshal(doc)
+		if err != nil {
+			t.Fatalf("reordered document does not decode: %v\n%s", err, doc)
+		}
+		if d := programDiff(p, got); d != "" {
+			t.Fatalf("reordered document decodes to another program (-want +got):\n%s", d)
+		}
+		if rapid.Bool().Draw(t, "corrupt") {
+			at := rapid.IntRange(0, len(doc)-1).Draw(t, "at")
+			switch rapid.IntRange(0, 2).Draw(t, "edit") {
+			case 0:
+				doc = slices.Delete(slices.Clone(doc), at, at+1)
+			case 1:
+				doc = slices.Insert(slices.Clone(doc), at, rapid.SampledFrom([]byte(`{}[],:"0-.e\ x`)).Draw(t, "byte"))
+			case 2:
+				doc = slices.Clone(doc)
+				doc[at] = rapid.SampledFrom([]byte(`{}[],:"0-.e\ x`)).Draw(t, "byte")
+			}
+		}
+		p1, e1 := schedule.Unmarshal(doc)
+		p2, e2 := schedule.UnmarshalTree(doc)
+		p3, e3 := schedule.DecodeLimit(oneByteReader{bytes.NewReader(doc)}, 0)
+		for _, other := range []struct {
+			name string
+			p    *schedule.Program
+			err  error
+		}{{"reference", p2, e2}, {"streaming", p3, e3}} {
+			if !reflect.DeepEqual(e1, other.err) || (e1 == nil && !reflect.DeepEqual(p1, other.p)) {
+				t.Fatalf("one-pass and %s readers differ:\n%v\n%v\n%s", other.name, e1, other.err, doc)
+			}
+		}
+	})
+}
+
+// TestDecodeStrict covers what the readers reject as malformed bytes, and
+// the integral floats they accept.
+func TestDecodeStrict(t *testing.T) {
+	const ok = `{"format":"megaproof/v1","launch":{"sms":1,"workers":1},"buffers":[{"name":"b","kind":"input","size":512.0}],"tasks":[{"name":"t","worker":0e3,"reads":[{"buffer":"b","length":5.12e2}]}]}`
+	p, err := schedule.Unmarshal([]byte(ok))
+	if err != nil {
+		t.Fatalf("integral floats: %v", err)
+	}
+	if p.Buffers[0].Size != 512 || p.Tasks[0].Reads[0].Length != 512 || p.Tasks[0].Worker != 0 {
+		t.Fatalf("integral floats read as %+v", p)
+	}
+	for _, c := range []struct {
+		name, doc, code, path, msg string
+	}{
+		{"fraction", strings.Replace(ok, "512.0", "512.5", 1), schedule.CodeType, "$.buffers[0].size", "want an integer, have 512.5"},
+		{"huge float", strings.Replace(ok, "512.0", "1.5e30", 1), schedule.CodeSize, "$.buffers[0].size", "value 1.5e30 overflows"},
+		{"negative float", strings.Replace(ok, "512.0", "-2.0", 1), schedule.CodeSize, "$.buffers[0].size", "negative value -2.0"},
+		{"invalid UTF-8", strings.Replace(ok, `"name":"b"`, "\"name\":\"b\xff\"", 1), schedule.CodeSyntax, "$.buffers[0].name", "invalid UTF-8 (byte 0xff) in a string (at byte 77)"},
+		{"lone surrogate", strings.Replace(ok, `"name":"t"`, `"name":"\udc00"`, 1), schedule.CodeSyntax, "$.tasks[0].name", `lone UTF-16 surrogate \udc00 in a string (at byte 127)`},
+		{"BOM", "\xef\xbb\xbf" + ok, schedule.CodeSyntax, "$", "the input starts with a UTF-8 byte order mark (EF BB BF); JSON text must be UTF-8 without one (at byte 0)"},
+		{"UTF-16", "{\x00\"\x00f\x00", schedule.CodeSyntax, "$", "the input looks like UTF-16 little-endian text (a NUL byte after each ASCII character); JSON text must be UTF-8 (at byte 0)"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := schedule.Unmarshal([]byte(c.doc))
+			var se *schedule.Error
+			if !errors.As(err, &se) || se.Diagnostics[0] != (schedule.Diagnostic{Code: c.code, Path: c.path, Message: c.msg}) {
+				t.Fatalf("got %v\nwant %s at %s: %s", err, c.code, c.path, c.msg)
+			}
+		})
+	}
+}
+
+// endless is an endless stream of one byte.
+type endless byte
+
+func (e endless) Read(p []byte) (int, error) {
+	for i := range p {
+		p[i] = byte(e)
+	}
+	return len(p), nil
+}
+
+// TestDecodeLimit checks the input limit of the streaming reader: a
+// document within it decodes, one beyond it is invalid.limit after no more
+// than the limit is read, and an endless stream that cannot be JSON stops
+// at its first byte.
+func TestDecodeLimit(t *testing.T) {
+	doc := []byte(`{"format":"megaproof/v1","launch":{"sms":1,"workers":1}}`)
+	if _, err := schedule.DecodeLimit(bytes.NewReader(doc), int64(len(doc))); err != nil {
+		t.Fatalf("within the limit: %v", err)
+	}
+	_, err := schedule.DecodeLimit(bytes.NewReader(doc), int64(len(doc)-1))
+	var se *schedule.Error
+	if !errors.As(err, &se) || se.Diagnostics[0].Code != schedule.CodeLimit {
+		t.Fatalf("beyond the limit: %v", err)
+	}
+	// An endless object: `{"a":[0,0,0,...`
+	r := &countingReader{r: io.MultiReader(strings.NewReader(`{"a":[0`), &endlessList{})}
+	_, err = schedule.DecodeLimit(r, 1<<20)
+	if !errors.As(err, &se) || se.Diagnostics[0].Code != schedule.CodeLimit || se.Diagnostics[0].Path != "$.a[524285]" {
+		t.Fatalf("endless list: %v", err)
+	}
+	if r.n > 1<<20+1 {
+		t.Fatalf("read %d bytes of a stream limited to 1 MiB", r.n)
+	}
+	// /dev/zero
+	r = &countingReader{r: endless(0)}
+	_, err = schedule.DecodeLimit(r, schedule.DefaultMaxInput)
+	if !errors.As(err, &se) || se.Diagnostics[0].Code != schedule.CodeSyntax {
+		t.Fatalf("zeros: %v", err)
+	}
+	if r.n > 1<<20 {
+		t.Fatalf("read %d bytes of zeros", r.n)
+	}
+}
+
+// endlessList is an endless ",0,0,0...".
+type endlessList struct{ odd bool }
+
+func (e *endlessList) Read(p []byte) (int, error) {
+	for i := range p {
+		p[i] = ",0"[b2i(e.odd)]
+		e.odd = !e.odd
+	}
+	return len(p), nil
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
 }

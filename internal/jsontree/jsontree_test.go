@@ -203,7 +203,7 @@ func TestParse(t *testing.T) {
 		{`{"a":-x}`, "$.a", "invalid character 'x' in numeric literal (at byte 6)", Syntax},
 		{`{"a":"x`, "$.a", "unexpected end of JSON input (at byte 7)", Syntax},
 		{"{\"a\":\"\xff\"}", "$.a", "invalid UTF-8 (byte 0xff) in a string (at byte 6)", Syntax},
-		{`["\ud800x"]`, "$[0]", `lone UTF-16 surrogate \ud800 in a string (at byte 3)`, Syntax},
+		{`["\ud800x"]`, "$[0]", `lone UTF-16 surrogate \ud800 in a string (at byte 2)`, Syntax},
 		{`["\q"]`, "$[0]", `invalid character 'q' in string escape code (at byte 3)`, Syntax},
 		{"[\"\t\"]", "$[0]", `invalid character '\t' in string literal (at byte 2)`, Syntax},
 		{"\xef\xbb\xbf{}", "$", "the input starts with a UTF-8 byte order mark (EF BB BF); JSON text must be UTF-8 without one (at byte 0)", Syntax},

@@ -683,7 +683,6 @@ func (s *Scanner) escape() bool {
 			}
 			d := utf16.DecodeRune(r, r2)
 			if d == utf8.RuneError {
-				s.pos += 1 // at the 'u'
 				s.syntax(`lone UTF-16 surrogate \u%04x in a string`, r)
 				return false
 			}

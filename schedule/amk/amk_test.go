@@ -2,13 +2,20 @@ package amk_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strconv"
 	"testing"
+	"testing/iotest"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/megaproof/megaproof/schedule"
 	"github.com/megaproof/megaproof/schedule/amk"
 )
@@ -495,5 +502,141 @@ func TestDetect(t *testing.T) {
 		if got := amk.Detect([]byte(c.data)); got != c.want {
 			t.Errorf("Detect(%.40q) = %v, want %v", c.data, got, c.want)
 		}
+	}
+}
+
+// TestRequiredLists checks that a document without its tasks, buffers or
+// counters list is invalid, so that no garbage is called safe.
+func TestRequiredLists(t *testing.T) {
+	for _, c := range []struct {
+		doc     string
+		missing []string
+	}{
+		{`{"meta": 1}`, []string{"$.buffers", "$.counters", "$.tasks"}},
+		{`{"counters": []}`, []string{"$.buffers", "$.tasks"}},
+		{`{"ir_version": null}`, []string{"$.buffers", "$.counters", "$.tasks"}},
+		{`{"ir_version": "0.2.0", "buffers": [], "counters": [], "tasks": null}`, []string{"$.tasks"}},
+	} {
+		_, err := amk.Unmarshal([]byte(c.doc))
+		var se *schedule.Error
+		if !errors.As(err, &se) {
+			t.Fatalf("%s: err = %v, want invalid.missing", c.doc, err)
+		}
+		var got []string
+		for _, d := range se.Diagnostics {
+			if d.Code == schedule.CodeMissing {
+				got = append(got, d.Path)
+			}
+		}
+		if !slices.Equal(got, c.missing) {
+			t.Errorf("%s: missing %v, want %v\n%v", c.doc, got, c.missing, err)
+		}
+	}
+	if _, err := amk.Unmarshal([]byte(`{"buffers": [], "counters": [], "tasks": []}`)); err != nil {
+		t.Errorf("empty lists: %v", err)
+	}
+}
+
+// TestIntegralFloats checks that integers written as integral floats (from
+// Python's /) read as the integers, and that fractions stay errors.
+func TestIntegralFloats(t *testing.T) {
+	want := load(t, "ir_spec.json")
+	data, err := os.ReadFile(filepath.Join("testdata", "ir_spec.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	floats := regexp.MustCompile(`(": ?)([1-9][0-9]*)([,}\] ])`).ReplaceAll(data, []byte("${1}${2}.0${3}"))
+	if bytes.Equal(floats, data) {
+		t.Fatal("no integer rewritten")
+	}
+	got, err := amk.Unmarshal(floats)
+	if err != nil {
+		t.Fatalf("integral floats: %v", err)
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Fatalf("integral floats map to another program (-want +got):\n%s", d)
+	}
+	_, err = amk.Unmarshal(edit(t, "ir_spec.json", func(d map[string]any) { obj(d, "tasks", 1, "params")["N_tile"] = 16.5 }))
+	checkInvalid(t, err, schedule.CodeType, "$.tasks[1].params.N_tile")
+}
+
+// TestKeyOrder checks that the order of keys in the document does not
+// change the program: tasks before the buffers and counters they name are
+// read at the end.
+func TestKeyOrder(t *testing.T) {
+	files, _ := filepath.Glob("testdata/*.json")
+	for _, name := range files {
+		data, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := amk.Unmarshal(data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var doc map[string]json.RawMessage
+		if err := json.Unmarshal(data, &doc); err != nil {
+			t.Fatal(err)
+		}
+		keys := slices.Sorted(maps.Keys(doc))
+		for _, order := range [][]string{keys, slices.Collect(func(yield func(string) bool) {
+			for _, k := range slices.Backward(keys) {
+				if !yield(k) {
+					return
+				}
+			}
+		})} {
+			var b bytes.Buffer
+			b.WriteByte('{')
+			for i, k := range order {
+				if i > 0 {
+					b.WriteByte(',')
+				}
+				fmt.Fprintf(&b, "%q:%s", k, doc[k])
+			}
+			b.WriteByte('}')
+			got, err := amk.Unmarshal(b.Bytes())
+			if err != nil {
+				t.Fatalf("%s, keys %v: %v", name, order, err)
+			}
+			if d := cmp.Diff(want, got); d != "" {
+				t.Fatalf("%s, keys %v: another program (-want +got):\n%s", name, order, d)
+			}
+		}
+	}
+}
+
+// TestDecodeAuto reads both formats from streams, detecting each, and
+// limits the input.
+func TestDecodeAuto(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("testdata", "split_kv.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := amk.Unmarshal(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mp, err := schedule.Marshal(want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name  string
+		doc   []byte
+		isAMK bool
+	}{{"amk", data, true}, {"megaproof", mp, false}} {
+		p, isAMK, err := amk.DecodeAuto(iotest.OneByteReader(bytes.NewReader(c.doc)), 0)
+		if err != nil || isAMK != c.isAMK {
+			t.Fatalf("%s: isAMK %v, %v", c.name, isAMK, err)
+		}
+		if d := cmp.Diff(want, p, cmpopts.EquateEmpty()); d != "" {
+			t.Fatalf("%s: another program (-want +got):\n%s", c.name, d)
+		}
+	}
+	_, _, err = amk.DecodeAuto(bytes.NewReader(data), 100)
+	var se *schedule.Error
+	if !errors.As(err, &se) || len(se.Diagnostics) != 1 || se.Diagnostics[0].Code != schedule.CodeLimit {
+		t.Fatalf("100-byte limit: %v", err)
 	}
 }
