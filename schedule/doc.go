@@ -23,10 +23,20 @@
 // # JSON
 //
 // [Marshal] writes a canonical encoding that round-trips byte for byte.
-// [Unmarshal] and [Decode] are strict: malformed syntax, unknown fields,
+// [Unmarshal] and [Decode] are strict: malformed syntax, invalid UTF-8, a
+// byte order mark or a UTF-16 encoding (named as such), unknown fields,
 // wrong types, dangling or duplicate names, zero or overflowing sizes,
 // zero-length accesses, zero thresholds and out-of-range workers all yield
-// an *[Error] whose [Diagnostic]s carry an invalid.* code and the JSON path.
+// an *[Error] whose [Diagnostic]s carry an invalid.* code and the JSON path;
+// a document's problems are reported together. As in JSON Schema, an
+// integer may be written with a zero fraction or an exponent (512.0, 5.12e2).
+//
+// The readers build the program in one pass over the input, without a tree
+// of the document: [Decode] and [DecodeLimit] stream from an io.Reader and
+// hold little more than the program. [DecodeLimit] reads at most a given
+// number of bytes and reports more as invalid.limit; [Decode] allows
+// [DefaultMaxInput] (1 GiB). [Unmarshal] reads bytes already in memory and
+// applies no limit.
 //
 // # Semantics and Replay
 //

@@ -5,8 +5,13 @@
 //
 // [Detect] tells AMK IR from megaproof JSON by its top-level keys (a
 // truncated AMK document is still detected, so that [Unmarshal] reports the
-// syntax error); [Unmarshal] and [Decode] map it. Errors are a *[schedule.Error] whose
-// diagnostics carry invalid.* codes and JSON paths into the AMK document.
+// syntax error), and [DetectReader] does so on a stream, reading no more
+// than the decision needs; [Unmarshal], [Decode] and [DecodeLimit] map it,
+// and [DecodeAuto] reads a stream of either format. Like
+// [schedule.DecodeLimit], the readers build the program in one pass without
+// a tree of the document, stream from an io.Reader, and bound the input.
+// Errors are a *[schedule.Error] whose diagnostics carry invalid.* codes
+// and JSON paths into the AMK document.
 //
 // # Tasks and synchronization
 //
@@ -75,7 +80,9 @@
 //
 // # What is invalid
 //
-// Besides malformed JSON and wrong types: a dangling buffer, counter or
+// Besides malformed JSON (invalid UTF-8 included) and wrong types: a
+// document without its tasks, buffers or counters list (invalid.missing,
+// also when the list is null); a dangling buffer, counter or
 // page id; a duplicate id or JSON key; a wait threshold below 1 or above
 // 2^32-1; a counter init outside uint32; more than [MaxInputs] inputs,
 // [MaxOutputs] outputs or [MaxWaits] waits, or a rank above [MaxRank] (AMK's
@@ -94,5 +101,7 @@
 // accepted as they come, and so are unknown keys: AMK's format is
 // additive and its own reader ignores keys it does not know. Integer
 // params are kept in [schedule.Task.Params]; float and structured params
-// are not.
+// are not. Wherever an integer is expected, one written as an integral
+// float (512.0 from Python's /) counts, as in JSON Schema; a fraction is
+// invalid.type.
 package amk
