@@ -163,7 +163,7 @@ func analyze(ctx context.Context, p *schedule.Program, cfg Config, checks []*Che
 			}
 		}
 		if why != "" {
-			v.findings = v.findings[:0]
+			v.findings, v.truncated = v.findings[:0], nil
 			v.exploreWhy = why
 		}
 	}

@@ -38,8 +38,13 @@ import (
 // task has ended) is part of the engine's and the taint game's residency.
 // Other programs with dynamic tasks go to the explorer.
 
-// maxScopeRuns bounds the withhold-runs spent on race.scope candidates.
-const maxScopeRuns = 256
+// maxScopeRuns bounds the race.scope candidates, and scopeWork the
+// operations their withhold-runs may execute in all (a run executes at
+// most every operation once).
+const (
+	maxScopeRuns = 1 << 16
+	scopeWork    = 1 << 25
+)
 
 // dispatchLimited says why the launch's dispatch or worker exit may
 // restrict the program's executions beyond what the confluent analyses
@@ -140,16 +145,29 @@ func (v *verifier) scopeRaces(ctx context.Context) (undecided bool, err error) {
 	e := newEngine(f, false)
 	e.record = true
 	done := map[[2]int32]bool{}
+	work, found := 0, 0
+	report := func(x, y int32, witness []schedule.Event) bool {
+		if found++; found > maxFindingsPerCode {
+			v.truncated = append(v.truncated, fmt.Sprintf("%s: more than %d task pairs, %d reported", CodeRaceScope, maxFindingsPerCode, maxFindingsPerCode))
+			return false
+		}
+		v.add(v.scopeFinding(x, y, witness))
+		return true
+	}
 	for _, c := range cands {
 		if err := ctx.Err(); err != nil {
 			return false, err
 		}
-		a, b := f.task[c.x], f.task[c.y]
-		if a > b {
-			a, b = b, a
+		// Each candidate costs at most four runs over the form.
+		if work += 4 * len(f.kind); work > scopeWork {
+			return true, nil
+		}
+		lo, hi := f.task[c.x], f.task[c.y]
+		if lo > hi {
+			lo, hi = hi, lo
 			c.x, c.y = c.y, c.x
 		}
-		if done[[2]int32{a, b}] {
+		if done[[2]int32{lo, hi}] {
 			continue
 		}
 		e.reset()
@@ -177,20 +195,90 @@ func (v *verifier) scopeRaces(ctx context.Context) (undecided bool, err error) {
 			// before anything. A claimed first operation has, and the
 			// trace's happens-before decides whether it reaches the other.
 			if stopX > c.x || stopY > c.y {
-				if schedule.CheckWitness(f.p, CodeRaceScope, []int{int(a), int(b)}, witness) != nil {
+				if schedule.CheckWitness(f.p, CodeRaceScope, []int{int(lo), int(hi)}, witness) != nil {
 					undecided = true
 					continue
 				}
 			}
-			done[[2]int32{a, b}] = true
-			v.add(v.scopeFinding(c.x, c.y, witness))
+			done[[2]int32{lo, hi}] = true
+			if !report(c.x, c.y, witness) {
+				return false, nil
+			}
 			continue
 		}
-		if reached(tx, c.x, stopX) || reached(ty, c.y, stopY) {
+		rx, ry := reached(tx, c.x, stopX), reached(ty, c.y, stopY)
+		if rx == ry {
+			continue // neither is ever reached while the other waits: no race
+		}
+		// One of them, a, always executes before the other, b, is reached.
+		a, b, tb, stopB := c.y, c.x, tx, stopX
+		if rx {
+			a, b, tb, stopB = c.x, c.y, ty, stopY
+		}
+		witness, race, ok := v.scopeOrdered(e, a, b, tb, stopB)
+		switch {
+		case !ok:
+			undecided = true
+		case race && schedule.CheckWitness(f.p, CodeRaceScope, []int{int(lo), int(hi)}, witness) == nil:
+			done[[2]int32{lo, hi}] = true
+			if !report(c.x, c.y, witness) {
+				return false, nil
+			}
+		case race:
 			undecided = true
 		}
 	}
 	return undecided, nil
+}
+
+// scopeOrdered decides a pair whose operation a executes before b is
+// reached in every execution: b is reached (thread tb frozen at stopB)
+// without a happening before its reaching in some execution, with that
+// execution's witness, or not (ok false when the game gave up).
+func (v *verifier) scopeOrdered(e *engine, a, b int32, tb int32, stopB int32) (witness []schedule.Event, race, ok bool) {
+	f := v.f
+	e.reset()
+	e.freeze(int(tb), stopB)
+	e.run()
+	reachedB := e.pos[tb] == b && (int(tb) >= f.workers || e.resident || int(tb) < e.started)
+	if stopB > b {
+		reachedB = e.executed(b)
+	}
+	if !reachedB {
+		return nil, false, true // b is never reached
+	}
+	trace := f.events(e.trace)
+	if stopB > b || b == f.start[tb] {
+		// Nothing happens before the reaching of a first operation.
+		return trace, true, true
+	}
+	if schedule.CheckWitness(f.p, CodeRaceScope, []int{int(f.task[a]), int(f.task[b])}, trace) == nil {
+		return trace, true, true
+	}
+	// The relaxation: a withheld a that S' still needs before b-1 happens
+	// before it in every execution.
+	if f.link == nil {
+		f.linkPoints()
+	}
+	rel := newEngine(f, true)
+	rel.reset()
+	rel.freeze(int(f.opThread[a]), a)
+	rel.run()
+	if !rel.executed(b - 1) {
+		return nil, false, true
+	}
+	// The taint game decides what the relaxation cannot.
+	g := newGame(f, nil)
+	g.srcOp, g.targetOp = a, b-1
+	var found []int32
+	complete := g.play(make([]bool, len(f.p.Tasks)), func(_ int32, tr []int32) bool {
+		found = append([]int32(nil), tr...)
+		return false
+	})
+	if found != nil {
+		return f.events(found), true, true
+	}
+	return nil, false, complete
 }
 
 // scopeFinding reports a race.scope pair x (of the lower task) and y.

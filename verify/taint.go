@@ -37,6 +37,11 @@ type game struct {
 	dynLeft   int    // dynamic threads that have not finished (workers stay resident meanwhile)
 	source    []bool // per task
 	trace     []int32
+	// srcOp, when ≥ 0, is a source operation (tainting its thread from it
+	// on) instead of or beside source bodies; targetOp, when ≥ 0, is a
+	// target operation: clean(-1, trace) is called when it executes
+	// untainted.
+	srcOp, targetOp int32
 }
 
 const untainted = int32(1<<31 - 1)
@@ -57,6 +62,8 @@ func newGame(f *form, sources []int32) *game {
 		heaps:     make([][]waitEntry, len(f.init)),
 		held:      make([][]int32, len(f.init)),
 		source:    make([]bool, len(f.p.Tasks)),
+		srcOp:     -1,
+		targetOp:  -1,
 	}
 	p := f.p
 	g.resident = p.Launch.Cooperative || p.Launch.Capacity() >= p.Launch.Workers
@@ -216,6 +223,9 @@ func (g *game) runClean(isTarget []bool, clean func(int32, []int32) bool) bool {
 	loop:
 		for x < end {
 			o := f.obj[x]
+			if x == g.srcOp && f.kind[x] == kAdd {
+				g.taint(t, x) // its own release is tainted
+			}
 			switch f.kind[x] {
 			case kWait:
 				if g.val[o] < f.val[x] {
@@ -257,7 +267,16 @@ func (g *game) runClean(isTarget []bool, clean func(int32, []int32) bool) bool {
 					g.taint(t, x)
 				}
 			}
+			if x == g.srcOp {
+				g.taint(t, x)
+			}
 			g.trace = append(g.trace, x)
+			if x == g.targetOp && g.taintAt[t] > x {
+				g.targetOp = -1
+				if !clean(-1, g.trace) {
+					return false
+				}
+			}
 			if f.kind[x] == kBody && isTarget[f.task[x]] && g.taintAt[t] > x {
 				isTarget[f.task[x]] = false
 				if !clean(f.task[x], g.trace) {
