@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"hash/maphash"
 	"io"
 	"slices"
 
@@ -379,32 +380,34 @@ func sectionLimit(sec int) int {
 var topKeys = []string{"format", "name", "launch", "arenas", "buffers", "counters", "barriers", "semaphores", "tasks"}
 
 // nameIndex maps the names of one list to their first index: by a scan
-// while the list is small, by a map beyond, with a cache of recent finds
-// in front of the map.
+// while the list is small, by an open-addressing table of index + 1 beyond,
+// keyed by a hash of the name.
 type nameIndex struct {
 	small []nameAt
-	m     map[string]int32
-	names []string   // with m: the name of each index
-	cache *[64]int32 // with m: index + 1 of a recent find, by a hash of the name
-	big   bool       // m is in use
+	big   bool     // the table is in use
+	names []string // with the table: the name of each index
+	slots []int32  // the table: index + 1, or 0 for an empty slot
+	n     int      // names in the table
 }
+
+type nameAt struct {
+	name string
+	i    int32
+}
+
+// nameSeed seeds the hash of the name tables.
+var nameSeed = maphash.MakeSeed()
 
 // reset empties the index, keeping its memory.
 func (x *nameIndex) reset() {
 	clear(x.small)
 	x.small = x.small[:0]
 	if x.big {
-		clear(x.m)
 		clear(x.names)
 		x.names = x.names[:0]
-		*x.cache = [64]int32{}
-		x.big = false
+		clear(x.slots)
+		x.n, x.big = 0, false
 	}
-}
-
-type nameAt struct {
-	name string
-	i    int32
 }
 
 func (x *nameIndex) find(name []byte) (int32, bool) {
@@ -416,18 +419,16 @@ func (x *nameIndex) find(name []byte) (int32, bool) {
 		}
 		return 0, false
 	}
-	h := len(name) & 63
-	if len(name) > 0 {
-		h = (len(name)*7 + int(name[0]) + 3*int(name[len(name)-1])) & 63
+	mask := uint64(len(x.slots) - 1)
+	for h := maphash.Bytes(nameSeed, name) & mask; ; h = (h + 1) & mask {
+		v := x.slots[h]
+		if v == 0 {
+			return 0, false
+		}
+		if x.names[v-1] == string(name) {
+			return v - 1, true
+		}
 	}
-	if c := x.cache[h]; c > 0 && x.names[c-1] == string(name) {
-		return c - 1, true
-	}
-	i, ok := x.m[string(name)]
-	if ok {
-		x.cache[h] = i + 1
-	}
-	return i, ok
 }
 
 // add adds a name and reports false if it is already there.
@@ -441,9 +442,6 @@ func (x *nameIndex) add(name string, i int32) bool {
 	}
 	if !x.big {
 		x.big = true
-		if x.m == nil {
-			x.m, x.cache = make(map[string]int32, 16), new([64]int32)
-		}
 		for _, e := range x.small {
 			x.put(e.name, e.i)
 		}
@@ -454,12 +452,37 @@ func (x *nameIndex) add(name string, i int32) bool {
 	return true
 }
 
+// put adds a name that is not there to the table.
 func (x *nameIndex) put(name string, i int32) {
-	x.m[name] = i
 	for int32(len(x.names)) <= i {
 		x.names = append(x.names, "")
 	}
 	x.names[i] = name
+	if 2*(x.n+1) > len(x.slots) {
+		size := max(16, 2*len(x.slots))
+		for size < 2*(x.n+1) {
+			size *= 2
+		}
+		old := x.slots
+		x.slots = make([]int32, size)
+		mask := uint64(size - 1)
+		for _, v := range old {
+			if v != 0 {
+				h := maphash.String(nameSeed, x.names[v-1]) & mask
+				for x.slots[h] != 0 {
+					h = (h + 1) & mask
+				}
+				x.slots[h] = v
+			}
+		}
+	}
+	mask := uint64(len(x.slots) - 1)
+	h := maphash.String(nameSeed, name) & mask
+	for x.slots[h] != 0 {
+		h = (h + 1) & mask
+	}
+	x.slots[h] = i + 1
+	x.n++
 }
 
 // conv converts parsed values into a program and collects diagnostics. The

@@ -2,6 +2,7 @@ package schedule
 
 import (
 	"io"
+	"slices"
 	"sync"
 
 	"github.com/megaproof/megaproof/internal/jsontree"
@@ -48,6 +49,8 @@ type decoder struct {
 	stepSlab             []Step
 	accSlab              []Access
 	strs                 []string // interned ops and param keys
+	keys                 []string // a task's param keys and values
+	vals                 []int64
 }
 
 // decoders keeps decoders, with their scanner, scratch and indices, for
@@ -251,10 +254,14 @@ func (d *decoder) list(sec int) {
 	s.Array()
 	limit := sectionLimit(sec)
 	n := 0
+	start := s.Offset()
 	for s.Elem() {
 		if n++; n > limit {
 			s.Skip()
 			continue
+		}
+		if sec == secTasks && n-1 == cap(d.p.Tasks) && n > 64 {
+			d.growTasks(start)
 		}
 		d.element(sec, n-1, false)
 		if s.Err() != nil {
@@ -289,6 +296,20 @@ func (d *decoder) list(sec int) {
 	}
 	if len(d.pend[sec]) == 0 {
 		d.c.finish(sec)
+	}
+}
+
+// growTasks makes room for the tasks the rest of a document of known size
+// holds, estimated from the bytes of those read, so that the task list is
+// not copied at every doubling.
+func (d *decoder) growTasks(start int64) {
+	size, at, n := d.s.Size(), d.s.Offset(), len(d.p.Tasks)
+	if size < 0 || at <= start {
+		return
+	}
+	est := int64(float64(n) * float64(size-start) / float64(at-start) * 1.05)
+	if est > int64(n) && est <= MaxTasks {
+		d.p.Tasks = slices.Grow(d.p.Tasks, int(est)-n)
 	}
 }
 
@@ -817,25 +838,34 @@ func (d *decoder) params(t *Task) bool {
 		return false
 	}
 	s.Object()
+	d.keys, d.vals = d.keys[:0], d.vals[:0]
 	for {
 		key, more := s.Key()
 		if !more {
 			break
 		}
 		k := d.intern(key)
-		if _, dup := t.Params[k]; dup {
-			return false
+		for _, seen := range d.keys {
+			if seen == k {
+				return false
+			}
 		}
 		v, ok := d.int(1<<63 - 1)
 		if !ok {
 			return false
 		}
-		if t.Params == nil {
-			t.Params = make(map[string]int64, 4)
-		}
-		t.Params[k] = v
+		d.keys, d.vals = append(d.keys, k), append(d.vals, v)
 	}
-	return s.Err() == nil
+	if s.Err() != nil {
+		return false
+	}
+	if len(d.keys) > 0 {
+		t.Params = make(map[string]int64, len(d.keys))
+		for i, k := range d.keys {
+			t.Params[k] = d.vals[i]
+		}
+	}
+	return true
 }
 
 func (d *decoder) stepList() (bool, outcome) {

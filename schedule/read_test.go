@@ -3,6 +3,7 @@ package schedule
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"reflect"
 	"strings"
@@ -170,4 +171,39 @@ func normal(p *Program) *Program {
 		}
 	}
 	return q
+}
+
+// TestNameIndex checks the name index against a map, through its small
+// and table forms and a reset.
+func TestNameIndex(t *testing.T) {
+	var x nameIndex
+	for round := range 3 {
+		want := map[string]int32{}
+		n := []int{5, 300, 40}[round]
+		for i := range n {
+			name := fmt.Sprintf("n%d", (i*7919)%(n/2+1))
+			if i%5 == 0 {
+				name = ""
+			}
+			_, had := want[name]
+			if added := x.add(name, int32(i)); added == had {
+				t.Fatalf("round %d: add(%q) = %v with the name there: %v", round, name, added, had)
+			}
+			if !had {
+				want[name] = int32(i)
+			}
+		}
+		for name, i := range want {
+			if got, ok := x.find([]byte(name)); !ok || got != i {
+				t.Fatalf("round %d: find(%q) = %d %v, want %d", round, name, got, ok, i)
+			}
+		}
+		if _, ok := x.find([]byte("absent")); ok {
+			t.Fatalf("round %d: found an absent name", round)
+		}
+		x.reset()
+		if _, ok := x.find([]byte("n1")); ok {
+			t.Fatal("found a name after reset")
+		}
+	}
 }

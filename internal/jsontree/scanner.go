@@ -148,6 +148,15 @@ func (s *Scanner) Err() *Error { return s.err }
 // Offset is the stream offset of the next unread byte.
 func (s *Scanner) Offset() int64 { return s.base + int64(s.pos) }
 
+// Size is the length of the document of a scanner of bytes, or -1 for a
+// scanner of a reader.
+func (s *Scanner) Size() int64 {
+	if s.r != nil {
+		return -1
+	}
+	return int64(s.end)
+}
+
 // Path formats the JSON path of the value being read.
 func (s *Scanner) Path() string {
 	var b strings.Builder
