@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/megaproof/megaproof/schedule"
 	"github.com/megaproof/megaproof/schedule/amk"
 	"github.com/megaproof/megaproof/verify"
 )
@@ -170,5 +171,47 @@ func BenchmarkE2(b *testing.B) {
 				b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "programs/s")
 			})
 		}
+	}
+}
+
+// BenchmarkE2Population decodes and verifies the whole E2-shaped toy
+// population (360 programs of 23 to 606 tasks on 82 to 192 workers); an op
+// is one program, taken in turn.
+func BenchmarkE2Population(b *testing.B) {
+	_, docs := amk.E2Population()
+	progs := make([]*schedule.Program, len(docs))
+	for i, doc := range docs {
+		p, err := amk.Unmarshal(doc)
+		if err != nil {
+			b.Fatal(err)
+		}
+		progs[i] = p
+	}
+	ctx := context.Background()
+	for _, c := range []struct {
+		name string
+		run  func(i int) error
+	}{
+		{"decode+verify", func(i int) error {
+			p, err := amk.Unmarshal(docs[i])
+			if err == nil {
+				_, err = verify.Run(ctx, p, verify.Config{})
+			}
+			return err
+		}},
+		{"decode", func(i int) error { _, err := amk.Unmarshal(docs[i]); return err }},
+		{"verify", func(i int) error { _, err := verify.Run(ctx, progs[i], verify.Config{}); return err }},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				if err := c.run(i % len(docs)); err != nil {
+					b.Fatal(err)
+				}
+				i++
+			}
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "programs/s")
+		})
 	}
 }

@@ -2,7 +2,11 @@ package amk
 
 import (
 	"encoding/json"
+	"flag"
 	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
 )
 
 // e2Toy builds AMK IR JSON shaped like AMK's toy decode lowerings (E2's
@@ -103,5 +107,60 @@ func e2Toy(layers, hidden, nTile, sms int) []byte {
 	return data
 }
 
-// E2Toy is e2Toy, for the benchmarks of package amk_test.
-var E2Toy = e2Toy
+// E2Toy and E2Population are e2Toy and e2Population, for the benchmarks
+// of package amk_test.
+var (
+	E2Toy        = e2Toy
+	E2Population = e2Population
+)
+
+// e2Out names a directory to write the E2-shaped toy population to
+// (go test ./schedule/amk -run TestE2Population -e2.out DIR), for timing
+// megaproof verify on it.
+var e2Out = flag.String("e2.out", "", "directory to write the E2-shaped AMK toy population to")
+
+// e2Population is the toy grid: 1 to 3 layers, hidden sizes 64 to 128,
+// GEMV tile widths 8 to 256 and 82 to 192 SMs, 360 programs of 22 to 630
+// tasks, as E2's toys.
+func e2Population() (names []string, docs [][]byte) {
+	for _, layers := range []int{1, 2, 3} {
+		for _, hidden := range []int{64, 80, 96, 128} {
+			for _, tile := range []int{8, 16, 32, 64, 128, 256} {
+				for _, sms := range []int{82, 108, 132, 148, 192} {
+					names = append(names, fmt.Sprintf("toy-l%d-h%d-t%d-s%d.json", layers, hidden, tile, sms))
+					docs = append(docs, e2Toy(layers, hidden, tile, sms))
+				}
+			}
+		}
+	}
+	return names, docs
+}
+
+// TestE2Population checks that the toy population maps, has E2's sizes,
+// and writes it when -e2.out is set.
+func TestE2Population(t *testing.T) {
+	names, docs := e2Population()
+	lo, hi := 1<<30, 0
+	for i, doc := range docs {
+		p, err := Unmarshal(doc)
+		if err != nil {
+			t.Fatalf("%s: %v", names[i], err)
+		}
+		lo, hi = min(lo, len(p.Tasks)), max(hi, len(p.Tasks))
+	}
+	if len(docs) != 360 || lo < 20 || hi > 700 {
+		t.Fatalf("%d programs of %d to %d tasks", len(docs), lo, hi)
+	}
+	t.Logf("%d programs of %d to %d tasks", len(docs), lo, hi)
+	if *e2Out == "" {
+		return
+	}
+	if err := os.MkdirAll(*e2Out, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for i, doc := range docs {
+		if err := os.WriteFile(filepath.Join(*e2Out, names[i]), doc, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
