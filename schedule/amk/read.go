@@ -3,6 +3,7 @@ package amk
 import (
 	"io"
 	"math"
+	"slices"
 	"sync"
 
 	"github.com/megaproof/megaproof/internal/jsontree"
@@ -253,7 +254,11 @@ func (d *decoder) list(rank int, key string, direct func(i int) bool) {
 		return
 	}
 	s.Array()
+	start := s.Offset()
 	for i := 0; s.Elem(); i++ {
+		if rank == rTasks && i == cap(m.p.Tasks) && i > 64 {
+			d.growTasks(start)
+		}
 		s.Mark()
 		m.at(rank, i)
 		if !direct(i) {
@@ -275,6 +280,21 @@ func (d *decoder) list(rank int, key string, direct func(i int) bool) {
 		if s.Err() != nil {
 			return
 		}
+	}
+}
+
+// growTasks makes room for the tasks the rest of a document of known size
+// holds, estimated from the bytes of those read, so that the task list is
+// not copied at every doubling.
+func (d *decoder) growTasks(start int64) {
+	p := d.m.p
+	size, at, n := d.s.Size(), d.s.Offset(), len(p.Tasks)
+	if size < 0 || at <= start {
+		return
+	}
+	est := int64(float64(n) * float64(size-start) / float64(at-start) * 1.05)
+	if est > int64(n) && est <= schedule.MaxTasks {
+		p.Tasks = slices.Grow(p.Tasks, int(est)-n)
 	}
 }
 
