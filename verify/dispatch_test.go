@@ -22,7 +22,9 @@ func TestScopeAndDispatch(t *testing.T) {
 	}
 	pool := func(workers, tasks int) func() *schedule.Program {
 		return func() *schedule.Program {
-			b := schedule.NewBuilder("pool", launch(workers))
+			l := launch(workers)
+			l.SMs = max(l.SMs, workers)
+			b := schedule.NewBuilder("pool", l)
 			br := b.Barrier("b", tasks)
 			for i := range tasks {
 				b.Task(string(rune('a' + i))).Sync(br)
@@ -57,6 +59,8 @@ func TestScopeAndDispatch(t *testing.T) {
 		}, want: []string{CodeRaceScope}},
 		{name: "dynamic-barrier-pool", reason: "two tasks at the barrier hold both workers; the third has none", build: pool(2, 3), want: []string{CodeOccupancy}},
 		{name: "dynamic-barrier-pool-enough", reason: "three workers hold all three", build: pool(3, 3)},
+		{name: "dynamic-barrier-pool-200-on-132", reason: "too large for the explorer: the adversarial dispatch finds 132 syncs holding every worker", build: pool(132, 200), want: []string{CodeInconclusive, CodeOccupancy}},
+		{name: "dynamic-barrier-pool-200-on-200", reason: "as many workers as tasks that block: a worker is free for every claim", build: pool(200, 200)},
 		{name: "dynamic-simple-mixed", reason: "a spinning worker runs the simple task its wait needs", build: func() *schedule.Program {
 			b := schedule.NewBuilder("mixed", launch(1))
 			c := b.Counter("c")

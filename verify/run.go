@@ -299,6 +299,13 @@ func (v *verifier) explore(ctx context.Context) error {
 		}
 		v.add(Finding{Code: f.Code, Message: f.Message, Tasks: f.Tasks, Witness: f.Trace})
 	}
+	if !res.Complete && len(v.findings) == 0 && v.exploreWhy != "" && v.f.threads() > v.f.workers {
+		// Too large for the explorer: an adversarial dispatch may still
+		// exhibit a stall, with a witness.
+		if trace, stuck := v.dispatchStall(); trace != nil || len(stuck) > 0 {
+			v.add(v.stallFinding(trace, stuck))
+		}
+	}
 	if !res.Complete {
 		why := "semaphores are decided by the explorer"
 		if v.exploreWhy != "" {

@@ -31,10 +31,11 @@ import (
 // Dispatch: the greedy engine, the proof clocks and the sweeps decide the
 // unbounded launch with claims gated by their whole guard (the pre-checks
 // of lowerForm). That is the launch's dispatch exactly when a worker is
-// free for every claim in every state: when fewer dynamic tasks can block
-// after their guard than there are resident workers with empty queues
-// (those workers are free from the start and only non-simple tasks hold
-// one). Worker exit (a worker leaves its slot only once every dynamic
+// free for every claim in every state: when no more dynamic tasks can
+// block after their guard than there are resident workers with empty
+// queues (those workers are free from the start, only non-simple tasks
+// hold one, and an unclaimed one leaves at most the others holding), and,
+// when simple tasks exist, more resident workers than such tasks. Worker exit (a worker leaves its slot only once every dynamic
 // task has ended) is part of the engine's and the taint game's residency.
 // Other programs with dynamic tasks go to the explorer.
 
@@ -71,7 +72,10 @@ func (f *form) dispatchLimited(blocking int) string {
 			empty++
 		}
 	}
-	if blocking > 0 && blocking >= empty {
+	// A non-simple claim finds a free worker when the others hold at most
+	// blocking-1 of the empty ones; a simple claim when some resident
+	// worker holds no task.
+	if empty < blocking || dynamic > blocking && resident <= blocking {
 		return fmt.Sprintf("%d dynamic tasks can block after their guard while holding a worker, and %d resident workers have empty queues", blocking, empty)
 	}
 	return ""
