@@ -279,8 +279,9 @@ func Decode(r io.Reader) (*Program, error) { return DecodeLimit(r, DefaultMaxInp
 
 // DecodeLimit reads one program in JSON form from r, streaming: it builds
 // the program in one pass over the input, holding little more than the
-// program. It reads at most maxInput bytes (maxInput <= 0: no limit) and
-// stops at the first byte beyond them, or at the first syntax error.
+// program. It accepts at most maxInput bytes (maxInput <= 0: no limit),
+// reading one more to tell that the input is longer, and stops reading at
+// the first syntax error.
 //
 // Malformed input of any kind yields an *[Error] whose diagnostics carry
 // the JSON path of each problem: invalid.syntax (not JSON, invalid UTF-8,

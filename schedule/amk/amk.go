@@ -103,8 +103,8 @@ func Decode(r io.Reader) (*schedule.Program, error) {
 
 // DecodeLimit reads AMK IR JSON from r and maps it to a
 // [schedule.Program], streaming: it builds the program in one pass over the
-// input, holding little more than the program. It reads at most maxInput
-// bytes (maxInput <= 0: no limit); longer input is invalid.limit.
+// input, holding little more than the program. It accepts at most
+// maxInput bytes (maxInput <= 0: no limit); longer input is invalid.limit.
 //
 // Malformed input of any kind yields a *[schedule.Error] whose diagnostics
 // carry an invalid.* code and the JSON path (in the AMK document) of each
