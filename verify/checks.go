@@ -34,10 +34,14 @@ var (
 		Name:  "progress",
 		Doc:   "deadlocks (unsatisfiable waits, wait-for cycles including static queue order, uneven barriers, semaphores that are never granted), deadlocks caused by residency of non-cooperative launches, and counter overflow, decided for every interleaving by one greedy run",
 		Codes: []string{CodeDeadlockUnsatisfiable, CodeDeadlockCycle, CodeDeadlockBarrier, CodeDeadlockSemaphore, CodeOccupancy, CodeCounterOverflow},
-		run: func(v *verifier, _ context.Context) error {
-			v.run = v.checkProgress()
+		run: func(v *verifier, ctx context.Context) error {
+			e, err := v.checkProgressCtx(ctx)
+			if err != nil {
+				return err
+			}
+			v.run = e
 			v.f.linkPoints()
-			return nil
+			return ctx.Err()
 		},
 	}
 	// Races orders every pair of conflicting accesses by happens-before.

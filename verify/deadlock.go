@@ -1,6 +1,7 @@
 package verify
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -13,12 +14,24 @@ import (
 // completes with every worker resident it is an occupancy problem instead.
 // It returns the engine after the real run, for the analyses that follow.
 func (v *verifier) checkProgress() *engine {
+	e, _ := v.checkProgressCtx(context.Background())
+	return e
+}
+
+// checkProgressCtx is checkProgress under ctx: it returns ctx's error,
+// and no findings, when ctx ends the greedy run.
+func (v *verifier) checkProgressCtx(ctx context.Context) (*engine, error) {
 	f := v.f
 	e := newEngine(f, false)
 	e.record = true
 	e.trace = make([]int32, 0, len(f.kind))
+	e.ctx = ctx
 	e.reset()
 	e.run()
+	if e.cut {
+		return nil, ctx.Err()
+	}
+	e.ctx = nil
 	v.stats.Steps = len(f.kind) - f.checks
 	for c, o := range e.overflow {
 		if o {
@@ -42,23 +55,27 @@ func (v *verifier) checkProgress() *engine {
 		// Every wait list is empty: the analyses that follow only read
 		// the trace.
 		e.heaps = nil
-		return e
+		return e, nil
 	}
 	witness := f.events(e.trace)
 	if !e.resident {
 		all := newEngine(f, false)
 		all.resident = true
+		all.ctx = ctx
 		all.reset()
 		all.run()
+		if all.cut {
+			return nil, ctx.Err()
+		}
 		if len(all.stuck()) == 0 {
 			v.occupancy(e, witness)
-			return e
+			return e, nil
 		}
 		v.deadlocks(all, witness)
-		return e
+		return e, nil
 	}
 	v.deadlocks(e, witness)
-	return e
+	return e, nil
 }
 
 // occupancy reports a deadlock caused by residency, with the smallest

@@ -1,6 +1,9 @@
 package verify
 
-import "math/bits"
+import (
+	"context"
+	"math/bits"
+)
 
 // engine runs greedy executions of a form: every enabled operation runs
 // until none is. With counters and barriers only, operations never disable
@@ -35,6 +38,11 @@ type engine struct {
 
 	record bool
 	trace  []int32 // executed op indices, in order
+
+	// ctx, when set, is checked every few thousand threads run; a run it
+	// ends sets cut and leaves the state partial.
+	ctx context.Context
+	cut bool
 
 	overflow []bool // per counter: went past its width
 	// firstAt, when set, records for each op the stamp in force when it
@@ -164,7 +172,11 @@ func (e *engine) executed(x int32) bool { return e.pos[e.f.opThread[x]] > x }
 
 // run executes enabled operations until none is left.
 func (e *engine) run() {
-	for len(e.ready) > 0 {
+	for n := 0; len(e.ready) > 0; n++ {
+		if e.ctx != nil && n&(1<<12-1) == 0 && e.ctx.Err() != nil {
+			e.cut = true
+			return
+		}
 		t := e.ready[len(e.ready)-1]
 		e.ready = e.ready[:len(e.ready)-1]
 		e.advance(int(t))

@@ -145,6 +145,9 @@ func analyze(ctx context.Context, p *schedule.Program, cfg Config, checks []*Che
 		}
 	}
 	v.f = lowerForm(lowered)
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	v.stats = Stats{Tasks: len(p.Tasks), Threads: v.f.threads(), Steps: len(v.f.kind) - v.f.checks, Engine: "greedy"}
 	switch {
 	case explore:
