@@ -18,6 +18,7 @@ type verifier struct {
 	semOf      []int32           // per counter of f.p from len(orig.Counters) on: the semaphore it stands for
 	pooled     bool              // pool semaphores were dropped from f.p
 	exploreWhy string            // why the explorer decides the program, when it does
+	bgPanic    any               // a panic of the background static checks, raised by joinStatic
 	cfg        Config
 	findings   []Finding
 	stats      Stats
@@ -187,10 +188,17 @@ func analyze(ctx context.Context, p *schedule.Program, cfg Config, checks []*Che
 			bg, staticAt = make(chan []Finding, 1), len(v.findings)
 			races := slices.Contains(checks, Races) && !v.f.semaphore && v.exploreWhy == ""
 			go func() {
+				var static []Finding
+				// A panic here would end the process, out of every caller's
+				// reach: it is carried to joinStatic and raised there.
+				defer func() {
+					v.bgPanic = recover()
+					bg <- static
+				}()
 				if races {
 					v.pregrid, v.preAccesses = newGrid(p, func(int32) bool { return true })
 				}
-				bg <- staticFindings(p)
+				static = staticFindings(p)
 			}()
 			continue
 		case c == Static:
@@ -224,6 +232,9 @@ var backgroundTasks = 1 << 14
 // puts them where the static check would have added them.
 func (v *verifier) joinStatic(bg chan []Finding, at int) {
 	static := <-bg
+	if v.bgPanic != nil {
+		panic(v.bgPanic)
+	}
 	v.addStatic(at, static)
 }
 
