@@ -316,7 +316,11 @@ func (v *verifier) explore(ctx context.Context) error {
 	if !res.Complete && len(v.findings) == 0 && v.exploreWhy != "" && v.f.threads() > v.f.workers {
 		// Too large for the explorer: an adversarial dispatch may still
 		// exhibit a stall, with a witness.
-		if trace, stuck := v.dispatchStall(); trace != nil || len(stuck) > 0 {
+		trace, stuck, err := v.dispatchStall(ctx)
+		if err != nil {
+			return err
+		}
+		if len(stuck) > 0 {
 			v.add(v.stallFinding(trace, stuck))
 		}
 	}

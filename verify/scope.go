@@ -88,6 +88,17 @@ type scopeCandidate struct{ x, y int32 }
 // pairs of operations of different threads with at least one signal and at
 // least one cta-scoped (at most maxScopeRuns+1 of them).
 func (f *form) scopeCandidates() []scopeCandidate {
+	// Most programs have no cta-scoped counter step: one scan, no lists.
+	narrow := false
+	for x := range f.kind {
+		if (f.kind[x] == kWait || f.kind[x] == kAdd) && f.flags[x]&(fCross|fBarrier|fCheck) == 0 {
+			narrow = true
+			break
+		}
+	}
+	if !narrow {
+		return nil
+	}
 	byObj := map[int32][]int32{}
 	hasCTA := map[int32]bool{}
 	for x := range f.kind {

@@ -1,6 +1,7 @@
 package verify
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
@@ -25,20 +26,23 @@ import (
 const maxStallSteps = 1 << 26
 
 // dispatchStall returns a stall witness and the tasks stuck in it, or nil.
-func (v *verifier) dispatchStall() ([]schedule.Event, []int) {
+func (v *verifier) dispatchStall(ctx context.Context) ([]schedule.Event, []int, error) {
 	p := v.orig
 	m, err := schedule.NewMachine(p)
 	if err != nil {
-		return nil, nil
+		return nil, nil, nil
 	}
 	f := m.Form()
 	work := 0
 	for work < maxStallSteps {
+		if err := ctx.Err(); err != nil {
+			return nil, nil, err
+		}
 		moved := false
 		for th := range f.Threads {
 			for !m.Finished(th) && (th < f.Workers || m.Pos[th] > 0) && m.Enabled(th) == nil {
 				if m.Step(schedule.Event{Thread: int32(th), Step: m.Pos[th]}) != nil {
-					return nil, nil
+					return nil, nil, nil
 				}
 				moved = true
 				work++
@@ -53,7 +57,7 @@ func (v *verifier) dispatchStall() ([]schedule.Event, []int) {
 			for th := f.Workers; th < len(f.Threads) && !claimed; th++ {
 				if m.Pos[th] == 0 && f.Threads[th].Simple() == simple && m.Enabled(th) == nil {
 					if m.Step(schedule.Event{Thread: int32(th), Step: 0}) != nil {
-						return nil, nil
+						return nil, nil, nil
 					}
 					claimed = true
 				}
@@ -65,16 +69,20 @@ func (v *verifier) dispatchStall() ([]schedule.Event, []int) {
 		}
 	}
 	if !m.Stuck() {
-		return nil, nil
+		return nil, nil, nil
 	}
 	// Occupancy only if the unbounded launch cannot deadlock: there the
 	// confluent engine decides it.
 	u := lowerForm(unboundedLaunch(p))
 	e := newEngine(u, false)
+	e.ctx = ctx
 	e.reset()
 	e.run()
+	if e.cut {
+		return nil, nil, ctx.Err()
+	}
 	if len(e.stuck()) > 0 {
-		return nil, nil
+		return nil, nil, nil
 	}
 	var stuck []int
 	for th := range f.Threads {
@@ -82,7 +90,7 @@ func (v *verifier) dispatchStall() ([]schedule.Event, []int) {
 			stuck = append(stuck, int(f.Threads[th].Ops[m.Pos[th]].Task))
 		}
 	}
-	return m.Trace(), stuck
+	return m.Trace(), stuck, nil
 }
 
 // unboundedLaunch returns p with every worker resident and every dynamic
