@@ -95,7 +95,9 @@ func reduceSemaphores(p *schedule.Program) (p2 *schedule.Program, semOf []int32,
 					out[j] = schedule.Step{Kind: schedule.Signal, Object: virtual[sem], Value: s.Value, Scope: s.Scope}
 					continue
 				}
-				acquired[sem] += s.Value
+				// Saturating: a total past 2^63-1 already exceeds every
+				// release total, so an earlier acquire is never granted.
+				acquired[sem] = satAdd(acquired[sem], s.Value)
 				var need uint64
 				if init := p.Semaphores[sem].Tokens; acquired[sem] > init {
 					need = acquired[sem] - init
