@@ -23,7 +23,7 @@
 // verify reads each FILE, megaproof JSON (format "megaproof/v1"),
 // AutoMegaKernel IR JSON or a Mirage MPK task graph (told apart by content;
 // "-" is standard input; --iterations sets how many consecutive iterations
-// of an MPK graph are verified),
+// of an MPK graph are verified, 1 to 65,536, default 2),
 // and prints its verdict as soon as it is decided: safe, unsafe (with
 // findings and replayable witnesses), invalid (with the JSON path of each
 // problem) or inconclusive (with the bound that was hit). A safe verdict

@@ -100,6 +100,8 @@ func TestUsage(t *testing.T) {
 		{[]string{"schema", "nope"}, exitInvalid, "", "usage: megaproof schema", "three schemas exist"},
 		{[]string{"verify", "--stream", "f.json"}, exitInvalid, "", "--stream reads standard input", "a stream has no files"},
 		{[]string{"verify", "--max-states", "0"}, exitInvalid, "", "must be positive", "a budget of nothing"},
+		{[]string{"verify", "--iterations", "0"}, exitInvalid, "", "--iterations must be between 1 and", "no iteration is not the default two"},
+		{[]string{"verify", "--iterations", "65537"}, exitInvalid, "", "--iterations must be between 1 and", "past the unrolling limit"},
 		{[]string{"verify", "--max-bytes", "12XB"}, exitInvalid, "", "positive byte count", "unknown size suffix"},
 		{[]string{"help", "verify"}, exitSafe, "--max-bytes limit", "", "help CMD is CMD -h"},
 		{[]string{"--version"}, exitSafe, "megaproof ", "", "--version prints the build"},

@@ -132,6 +132,10 @@ func runVerify(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "megaproof verify: --max-states and --max-bytes must be positive")
 		return exitInvalid
 	}
+	if mpkIterations < 1 || mpkIterations > mpk.MaxIterations {
+		fmt.Fprintf(stderr, "megaproof verify: --iterations must be between 1 and %d\n", mpk.MaxIterations)
+		return exitInvalid
+	}
 	if *stream {
 		if len(files) > 0 {
 			fmt.Fprintln(stderr, "megaproof verify: --stream reads standard input and takes no FILE")
