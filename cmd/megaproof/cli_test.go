@@ -24,7 +24,7 @@ func TestHelpListsFlags(t *testing.T) {
 		cmd   string
 		flags []string
 	}{
-		{"verify", []string{"--json", "--stream", "-v", "--max-states", "--max-bytes"}},
+		{"verify", []string{"--json", "--format", "--stream", "-v", "--max-states", "--max-bytes"}},
 		{"dot", []string{"--max-bytes"}},
 		{"corpus", []string{"--json", "--every", "--quiet"}},
 		{"explain", nil},

@@ -7,7 +7,7 @@
 //
 // Usage:
 //
-//	megaproof verify [--json] [--stream] [-v] [--max-states N] [--max-bytes SIZE] [--iterations K] [FILE...]
+//	megaproof verify [--json | --format text|json|sarif] [--stream] [-v] [--max-states N] [--max-bytes SIZE] [--iterations K] [FILE...]
 //	megaproof explain [CODE]
 //	megaproof dot [--max-bytes SIZE] FILE
 //	megaproof schema [result|program|amk]
@@ -51,6 +51,18 @@
 // one such object per line ("file" is "-:N" for line N), each flushed as
 // soon as it is decided, until standard input ends. The Python package in
 // python/ of the module speaks this protocol.
+//
+// --format sarif prints one SARIF 2.1.0 log (OASIS) for all the files of
+// the invocation, for code scanning tools and editors: one run whose rules
+// are the finding codes of megaproof explain, one artifact per file with
+// its verdict, and one result per finding. A result's region is where the
+// finding's JSON path lies in the file (line and column in code points,
+// and the byte range); the tasks are logical locations, the other tasks
+// and steps related locations, the witness a code flow with one thread
+// flow per thread (the events that matter essential, each sync object's
+// value after an event in its state), and a fix given as a JSON Patch is
+// a SARIF fix of byte replacements when every operation maps to one (the
+// patch is in the result's properties in any case).
 //
 // A file that cannot be read gets an invalid.io record; a document larger
 // than --max-bytes (1 GiB by default) an invalid.limit record, without

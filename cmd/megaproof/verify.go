@@ -82,9 +82,13 @@ type verifier struct {
 	maxBytes int64
 	json     bool
 	verbose  bool
-	stdin    io.Reader
-	stdout   io.Writer
-	stderr   io.Writer
+	// sarif collects the reports into one SARIF log (--format sarif);
+	// data is the last document read, for its regions.
+	sarif  *sarifWriter
+	data   []byte
+	stdin  io.Reader
+	stdout io.Writer
+	stderr io.Writer
 }
 
 // runProgram is the verifier the command calls; tests replace it.
@@ -101,7 +105,10 @@ a Mirage MPK task graph, told apart by content; - reads standard input. With no 
 an embedded default schedule, a Llama-3.2-1B decode step on an H200.
 
 --json prints one JSON object per file, one per line (megaproof schema
-result). --stream reads one document per line of standard input and prints
+result). --format sarif prints one SARIF 2.1.0 log for all files: a rule
+per finding code, a result per finding with the region of its JSON path in
+the file, the witness as thread flows and the fix as a replacement when the
+finding carries a patch. --stream reads one document per line of standard input and prints
 one JSON object per line for each, in order, as soon as it is decided; an
 empty line is an invalid document. A program that cannot be read is an
 invalid.io record, one larger than --max-bytes an invalid.limit record; an
@@ -115,7 +122,8 @@ error, invalid, inconclusive, safe.`
 func runVerify(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := newFlags("verify", "[flags] [FILE...]", verifyDoc, stderr)
 	v := &verifier{stdin: stdin, stdout: stdout, stderr: stderr, maxBytes: defaultMaxBytes}
-	fs.BoolVar(&v.json, "json", false, "print one JSON object per file, one per line")
+	fs.BoolVar(&v.json, "json", false, "print one JSON object per file, one per line (--format json)")
+	format := fs.String("format", "text", "the output `format`: text, json (as --json) or sarif (one SARIF 2.1.0 log for all files)")
 	stream := fs.Bool("stream", false, "read one document per line of standard input, print one JSON object per line")
 	fs.BoolVar(&v.verbose, "v", false, "say what each analysis covered: tasks, threads, steps, accesses, pairs, engine")
 	fs.IntVar(&v.cfg.MaxStates, "max-states", verify.DefaultMaxStates, "the explorer's state `budget` on programs with semaphores; beyond it the verdict is inconclusive")
@@ -136,6 +144,20 @@ func runVerify(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "megaproof verify: --iterations must be between 1 and %d\n", mpk.MaxIterations)
 		return exitInvalid
 	}
+	switch *format {
+	case "text":
+	case "json":
+		v.json = true
+	case "sarif":
+		if v.json || *stream {
+			fmt.Fprintln(stderr, "megaproof verify: --format sarif writes one log for all files; it takes neither --json nor --stream")
+			return exitInvalid
+		}
+		v.sarif = newSARIF()
+	default:
+		fmt.Fprintf(stderr, "megaproof verify: unknown --format %q; want text, json or sarif\n", *format)
+		return exitInvalid
+	}
 	if *stream {
 		if len(files) > 0 {
 			fmt.Fprintln(stderr, "megaproof verify: --stream reads standard input and takes no FILE")
@@ -143,12 +165,18 @@ func runVerify(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 		return v.stream()
 	}
-	if len(files) == 0 {
-		return v.emit(v.guard(defaultFile, v.verifyDefault))
-	}
 	status := exitSafe
+	if len(files) == 0 {
+		status = v.emit(v.guard(defaultFile, v.verifyDefault))
+	}
 	for _, f := range files {
 		status = worse(status, v.emit(v.guard(f, func() *verify.Report { return v.verifyFile(f) })))
+	}
+	if v.sarif != nil {
+		if err := v.sarif.write(v.stdout, status); err != nil {
+			fmt.Fprintf(v.stderr, "megaproof: %v\n", err)
+			return exitInvalid
+		}
 	}
 	return status
 }
@@ -156,9 +184,13 @@ func runVerify(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 // emit prints one report and returns its exit status.
 func (v *verifier) emit(r *verify.Report) int {
 	var err error
-	if v.json {
+	switch {
+	case v.sarif != nil:
+		err = v.sarif.add(r, v.data)
+		v.data = nil
+	case v.json:
 		err = writeJSON(v.stdout, r)
-	} else {
+	default:
 		err = writeText(v.stdout, r, v.verbose)
 	}
 	if err != nil {
@@ -289,6 +321,9 @@ func (v *verifier) read(file string) ([]byte, *verify.Report) {
 
 // verifyData decodes and verifies one document.
 func (v *verifier) verifyData(file string, data []byte) *verify.Report {
+	if v.sarif != nil {
+		v.data = data
+	}
 	p, format, err := decode(data)
 	if err != nil {
 		r := verify.InvalidReport(err)
