@@ -49,14 +49,21 @@
 //	relax-wait             acquire wait made relaxed                                  F6, F7; AMK §4.1                         race.unsynchronized
 //	drop-fence             one fence removed                                          F6, F12                                  race.unsynchronized
 //	narrow-scope           wait/signal/fence/acquire/release narrowed to cta          F6; AMK §4.1                             race.unsynchronized
+//	move-acquire           acquire moved: one wait relaxed, another made acquire      F6 (mirage PR#461→PR#470)                race.unsynchronized
+//	narrow-sys-scope       sys narrowed to gpu (equivalent: nothing outside the GPU)  F6; mirage ld.acquire.sys                safe (control)
+//	narrow-shared-scope    op on a counter/semaphore another thread uses made cta     F6; AMK §4.1                             race.scope
 //	swap-queue-order       two adjacent tasks of one worker's queue swapped           AMK §2.3 cross_sm_queue_deadlock         deadlock.cycle, race
 //	move-task              task pinned to another worker                              F2; Hazy %smid (inferred)                deadlock.cycle, race
 //	exceed-capacity        grid grown past, or target shrunk below, residency         F1, F2                                   occupancy
+//	claim-before-ready     dynamic task claimed before its waits hold (non-simple)    F19, F1; MPK claim-then-spin             occupancy
+//	hold-workers           R+1 dynamic tasks sync on a new barrier, R resident       F14, F5, F1                              occupancy
 //	drop-barrier-step      uneven barrier participation: one sync/arrive removed     F5, F14                                  deadlock.barrier, race
 //	barrier-parties-up     barrier parties + 1                                        F13, F5                                  deadlock.barrier
 //	barrier-parties-down   barrier parties − 1                                        F13, F8                                  race, deadlock.barrier
+//	merge-barriers         barrier id collision: two barriers' steps on one barrier   F13 (tt-metal PR#51773)                  deadlock.barrier, race
 //	drop-release           semaphore acquire without release                          F11; NVIDIA/cutlass#1296                 deadlock.semaphore
 //	swap-acquire-order     two acquires of a task in opposite order                   NVIDIA/cutlass#1296; F11                 deadlock.semaphore
+//	skip-acquire           credit skipped: one acquire removed, its releases kept     F11 (mirage#464)                         race, uninitialized-read
 //	nonzero-init           counter starts above zero (stale, not reset)               AMK §2.3 counter_init_nonzero; F9, F10   race, uninitialized-read
 //	counter-overflow       counter range at the top of its width plus one signal      F8, F9                                   counter-overflow
 //	shift-tile             write shifted onto another task's write                    AMK §2.3 oob_tile_write                  race.waw, output-unwritten
@@ -70,6 +77,12 @@
 // exact rewrite, the seed's role, and when the mutant is likely safe.
 //
 // # Not covered
+//
+// narrow-sys-scope is a control, not a fault: the model has no participant
+// outside the GPU (no host, no peer GPU), so gpu and sys scope order the
+// same threads and its mutants keep their input's verdict and codes. The
+// narrowing the model does see, sys to cta, is narrow-scope's (and, on an
+// object other threads use, narrow-shared-scope's).
 //
 // Structural faults (dangling references, non-dense ids, ABI capacities)
 // are not produced here: every mutant is a valid program, and malformed

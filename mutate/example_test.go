@@ -84,8 +84,10 @@ func ExampleOperators() {
 	// relax-signal: 2
 	// relax-wait: 1
 	// narrow-scope: 3
+	// narrow-shared-scope: 3
 	// move-task: 3
 	// exceed-capacity: 2
+	// claim-before-ready: 1
 	// nonzero-init: 1
 	// counter-overflow: 1
 	// shift-tile: 2

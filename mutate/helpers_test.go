@@ -105,6 +105,7 @@ func randomProgram(seed uint64) *schedule.Program {
 		}
 	}
 	bar := b.Barrier("bar", 1+r.IntN(3))
+	bar2 := b.Barrier("bar2", 1+r.IntN(3))
 	sem := b.Semaphore("s0", uint64(r.IntN(3)))
 	sem2 := b.Semaphore("s1", 1)
 	for i := range 1 + r.IntN(7) {
@@ -126,7 +127,7 @@ func randomProgram(seed uint64) *schedule.Program {
 				}
 				tb.Wait(ctrs[c], th, opts...)
 			case 2:
-				tb.Sync(bar)
+				tb.Sync([]schedule.BarrierRef{bar, bar2}[r.IntN(2)])
 			case 3:
 				tb.Acquire(sem, 1)
 			case 4:

@@ -21,7 +21,9 @@ type Operator struct {
 	// Source names where the fault was seen: F-numbers and AutoMegaKernel
 	// validator gaps of docs/FAULTS.md.
 	Source string
-	// Expect lists the finding families or codes the fault usually causes.
+	// Expect lists the finding families or codes the fault usually causes,
+	// or "safe" for an operator whose mutants are equivalent to their input
+	// in the model (such a mutant keeps its input's verdict and codes).
 	// It is documentation only: a mutant may well be safe (for example when
 	// the dropped wait was redundant), and the corpus labels mutants with
 	// oracles, never with these expectations.
@@ -102,16 +104,23 @@ var operators = sync.OnceValue(func() []*Operator {
 		relaxWait(),
 		dropFence(),
 		narrowScope(),
+		moveAcquire(),
+		narrowSysScope(),
+		narrowSharedScope(),
 		// Placement, queues and residency.
 		swapQueueOrder(),
 		moveTask(),
 		exceedCapacity(),
+		claimBeforeReady(),
+		holdWorkers(),
 		// Barriers and semaphores.
 		dropBarrierStep(),
 		barrierPartiesUp(),
 		barrierPartiesDown(),
+		mergeBarriers(),
 		dropRelease(),
 		swapAcquireOrder(),
+		skipAcquire(),
 		// Counter state.
 		nonzeroInit(),
 		counterOverflow(),

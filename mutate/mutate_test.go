@@ -19,9 +19,10 @@ import (
 var wantOrder = []string{
 	"drop-wait", "lower-threshold", "raise-threshold", "reuse-phase-threshold", "drop-signal",
 	"duplicate-signal", "signal-early", "wait-wrong-counter", "wait-own-signal", "add-cycle",
-	"relax-signal", "relax-wait", "drop-fence", "narrow-scope",
-	"swap-queue-order", "move-task", "exceed-capacity",
-	"drop-barrier-step", "barrier-parties-up", "barrier-parties-down", "drop-release", "swap-acquire-order",
+	"relax-signal", "relax-wait", "drop-fence", "narrow-scope", "move-acquire", "narrow-sys-scope", "narrow-shared-scope",
+	"swap-queue-order", "move-task", "exceed-capacity", "claim-before-ready", "hold-workers",
+	"drop-barrier-step", "barrier-parties-up", "barrier-parties-down", "merge-barriers",
+	"drop-release", "swap-acquire-order", "skip-acquire",
 	"nonzero-init", "counter-overflow",
 	"shift-tile", "widen-oob", "kv-beyond-cache", "drop-tile", "alias-early", "write-readonly",
 }
@@ -30,7 +31,7 @@ var wantOrder = []string{
 // that an operator may name in Expect.
 var knownFindings = []string{
 	"deadlock", "deadlock.unsatisfiable", "deadlock.cycle", "deadlock.barrier", "deadlock.semaphore",
-	"occupancy", "race", "race.raw", "race.war", "race.waw", "race.unsynchronized",
+	"occupancy", "race", "race.raw", "race.war", "race.waw", "race.unsynchronized", "race.scope", "safe",
 	"uninitialized-read", "out-of-bounds", "readonly-write", "output-unwritten", "counter-overflow",
 }
 
@@ -112,7 +113,8 @@ func TestSitesPipeline(t *testing.T) {
 		"drop-wait": 6, "lower-threshold": 4, "raise-threshold": 6, "reuse-phase-threshold": 3,
 		"drop-signal": 7, "duplicate-signal": 7, "signal-early": 7, "wait-wrong-counter": 6,
 		"wait-own-signal": 4, "add-cycle": 4, "relax-signal": 6, "relax-wait": 6, "drop-fence": 3,
-		"narrow-scope": 22, "swap-queue-order": 2, "move-task": 5, "exceed-capacity": 2,
+		"narrow-scope": 22, "move-acquire": 6, "narrow-sys-scope": 1, "narrow-shared-scope": 17,
+		"claim-before-ready": 1, "skip-acquire": 3, "swap-queue-order": 2, "move-task": 5, "exceed-capacity": 2,
 		"drop-barrier-step": 3, "barrier-parties-up": 1, "barrier-parties-down": 1, "drop-release": 3,
 		"swap-acquire-order": 1, "nonzero-init": 3, "counter-overflow": 3, "shift-tile": 4,
 		"widen-oob": 19, "kv-beyond-cache": 2, "drop-tile": 7, "alias-early": 4, "write-readonly": 4,
@@ -125,7 +127,7 @@ func TestSitesPipeline(t *testing.T) {
 	}
 	wantHandoff := map[string]int{
 		"drop-wait": 1, "raise-threshold": 1, "drop-signal": 1, "duplicate-signal": 1, "signal-early": 1,
-		"relax-signal": 1, "relax-wait": 1, "narrow-scope": 2, "move-task": 2, "exceed-capacity": 1,
+		"relax-signal": 1, "relax-wait": 1, "narrow-scope": 2, "narrow-shared-scope": 2, "move-task": 2, "exceed-capacity": 1,
 		"nonzero-init": 1, "counter-overflow": 1, "widen-oob": 3, "drop-tile": 2, "alias-early": 1,
 	}
 	h := handoff(t)
