@@ -31,6 +31,13 @@ type Operator struct {
 	// Sites returns the number of places in p where the operator applies.
 	// Sites are numbered 0..Sites(p)-1 in a deterministic order.
 	Sites func(p *schedule.Program) int
+	// Locates lists finding codes that the fault can only raise on the
+	// tasks it changes: applied to a program without findings, every
+	// finding of one of these codes names (in its tasks) a task of
+	// [Changed] of the program and the mutant. Empty when the class implies
+	// no location (the operator changes synchronization that orders tasks
+	// it does not touch, or program-wide state).
+	Locates []string
 	// Apply returns a deep copy of p with the fault injected at site. The
 	// result depends only on (p, site, seed); p is never modified. It returns
 	// a structurally valid program, or an error wrapping [ErrSite] when the
@@ -132,6 +139,7 @@ var operators = sync.OnceValue(func() []*Operator {
 		aliasEarly(),
 		writeReadonly(),
 	}
+	setLocates(ops)
 	if err := validateOperators(ops); err != nil {
 		panic(err) // a static table: a bug here is caught by every test run
 	}

@@ -37,6 +37,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/megaproof/megaproof/internal/geom"
 	"github.com/megaproof/megaproof/schedule"
@@ -58,9 +59,45 @@ var ErrDispatch = errors.New("defcheck: dynamic tasks that may find no free work
 var ErrBudget = errors.New("defcheck: branch budget exhausted")
 
 // Families returns the sorted set of finding families (the part of each
-// code before the dot) of a valid program.
+// code before the dot) of a valid program: the families of [Codes].
 func Families(p *schedule.Program) ([]string, error) {
-	c := &checker{p: p, f: schedule.Lower(p)}
+	codes, err := Codes(p)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, c := range codes {
+		f, _, _ := strings.Cut(c, ".")
+		out = append(out, f)
+	}
+	slices.Sort(out)
+	return slices.Compact(out), nil
+}
+
+// Codes returns the sorted set of finding codes of a valid program, by
+// docs/SEMANTICS.md's definitions:
+//
+//   - a racing pair is race.unsynchronized when one body must execute
+//     before the other, else race.waw when both write overlapping bytes,
+//     race.raw when the earlier task of the task list writes bytes the
+//     later reads, race.war otherwise; race.scope by its own definition;
+//   - a deadlock is coded by the threads stuck in the maximal run (the
+//     only stuck state: the system is persistent), as the explorer codes
+//     a stuck state: deadlock.barrier when one is stuck at an await,
+//     deadlock.unsatisfiable when one is stuck at a wait whose threshold
+//     exceeds its counter's init plus every signal of the program,
+//     deadlock.cycle otherwise (workers that never started are not
+//     stuck threads);
+//   - every other family is its own code.
+func Codes(p *schedule.Program) ([]string, error) { return CodesBudget(p, 0) }
+
+// CodesBudget is [Codes] with a budget of work: the operations executed by
+// all its runs plus the task pairs it examines. Beyond maxWork (when
+// positive) it returns [ErrBudget]. The work depends only on the program,
+// never on the machine, so whether a program fits the budget does not
+// either.
+func CodesBudget(p *schedule.Program, maxWork int64) ([]string, error) {
+	c := &checker{p: p, f: schedule.Lower(p), maxWork: maxWork}
 	for _, th := range c.f.Threads {
 		for _, op := range th.Ops {
 			if op.Kind == schedule.OpAcquire || op.Kind == schedule.OpRelease {
@@ -71,12 +108,15 @@ func Families(p *schedule.Program) ([]string, error) {
 	if !c.prepare() {
 		return nil, ErrDispatch
 	}
-	fam := map[string]bool{}
-	if err := c.check(fam); err != nil {
+	codes := map[string]bool{}
+	if err := c.check(codes); err != nil {
 		return nil, err
 	}
+	if c.over() {
+		return nil, ErrBudget
+	}
 	var out []string
-	for k := range fam {
+	for k := range codes {
 		out = append(out, k)
 	}
 	slices.Sort(out)
@@ -93,7 +133,13 @@ type checker struct {
 	dyn   int              // dynamic threads
 	// unbounded drops the claim rule: the unbounded launch's runs.
 	unbounded bool
+	// work counts executed operations and examined pairs; past maxWork
+	// (when positive) every run stops and the answer is ErrBudget.
+	work, maxWork int64
 }
+
+// over reports whether the work budget is spent.
+func (c *checker) over() bool { return c.maxWork > 0 && c.work > c.maxWork }
 
 // prepare finds each dynamic task's guard and reports whether the program
 // is in the checker's fragment: every dynamic task simple, or the
@@ -216,6 +262,7 @@ func (c *checker) enabled(s *state, t int) bool {
 }
 
 func (c *checker) exec(s *state, t int, capacity int) {
+	c.work++
 	op := c.f.Threads[t].Ops[s.pos[t]]
 	switch op.Kind {
 	case schedule.OpSignal:
@@ -242,7 +289,7 @@ func (c *checker) exec(s *state, t int, capacity int) {
 // fixpoint runs every enabled step of unfrozen threads (frozen[t] = step
 // before which thread t stops; -1 means not frozen) until none is left.
 func (c *checker) fixpoint(s *state, frozen []int, capacity int) {
-	for moved := true; moved; {
+	for moved := true; moved && !c.over(); {
 		moved = false
 		for t := range c.f.Threads {
 			for c.enabled(s, t) && (frozen == nil || frozen[t] < 0 || s.pos[t] < frozen[t]) {
@@ -335,7 +382,7 @@ func (c *checker) check(fam map[string]bool) error {
 		c.fixpoint(all, nil, c.f.Workers)
 		c.unbounded = false
 		if c.unfinished(all) {
-			fam["deadlock"] = true
+			fam[c.deadlockCode(s)] = true
 		} else {
 			fam["occupancy"] = true
 		}
@@ -355,6 +402,9 @@ func (c *checker) check(fam map[string]bool) error {
 		}
 	}
 	for a := range p.Tasks {
+		if c.work += int64(len(p.Tasks) - a); c.over() {
+			return ErrBudget
+		}
 		for b := a + 1; b < len(p.Tasks); b++ {
 			if !ran(a) || !ran(b) || thread[a] == thread[b] || !shareArena(touch[a], touch[b]) || !schedule.Conflict(p, a, b) {
 				continue
@@ -362,7 +412,7 @@ func (c *checker) check(fam map[string]bool) error {
 			ab := c.mustPrecede(a, b, thread, begin)
 			ba := c.mustPrecede(b, a, thread, begin)
 			if !ab && !ba {
-				fam["race"] = true
+				fam[raceKind(p, a, b)] = true
 				continue
 			}
 			first, second := a, b
@@ -374,18 +424,16 @@ func (c *checker) check(fam map[string]bool) error {
 				return err
 			}
 			if clean {
-				fam["race"] = true
+				fam["race.unsynchronized"] = true
 			}
 		}
 	}
-	if !fam["race"] {
-		race, err := c.scopeRaces(s)
-		if err != nil {
-			return err
-		}
-		if race {
-			fam["race"] = true
-		}
+	race, err := c.scopeRaces(s)
+	if err != nil {
+		return err
+	}
+	if race {
+		fam["race.scope"] = true
 	}
 	for r := range p.Tasks {
 		if !ran(r) {
@@ -400,6 +448,74 @@ func (c *checker) check(fam map[string]bool) error {
 		}
 	}
 	return nil
+}
+
+// deadlockCode codes the stuck final state s of the maximal run under
+// residency and dispatch (see [Codes]).
+func (c *checker) deadlockCode(s *state) string {
+	total := make([]uint64, len(c.p.Counters))
+	for i, k := range c.p.Counters {
+		total[i] = k.Init
+	}
+	for _, th := range c.f.Threads {
+		for _, op := range th.Ops {
+			if op.Kind == schedule.OpSignal {
+				if total[op.Object]+op.Value < total[op.Object] {
+					total[op.Object] = ^uint64(0)
+				} else {
+					total[op.Object] += op.Value
+				}
+			}
+		}
+	}
+	barrier, unsat := false, false
+	for t, th := range c.f.Threads {
+		if s.pos[t] >= len(th.Ops) || (t < c.f.Workers && t >= s.started) {
+			continue
+		}
+		switch op := th.Ops[s.pos[t]]; op.Kind {
+		case schedule.OpAwait:
+			barrier = true
+		case schedule.OpWait:
+			if op.Value > total[op.Object] {
+				unsat = true
+			}
+		}
+	}
+	switch {
+	case barrier:
+		return "deadlock.barrier"
+	case unsat:
+		return "deadlock.unsatisfiable"
+	}
+	return "deadlock.cycle"
+}
+
+// raceKind codes a racing pair a < b that need not execute in one order:
+// race.waw when their writes overlap, race.raw when a's writes overlap
+// b's reads, race.war otherwise (b's writes overlap a's reads).
+func raceKind(p *schedule.Program, a, b int) string {
+	ta, tb := &p.Tasks[a], &p.Tasks[b]
+	switch {
+	case overlapAny(p, ta.Writes, tb.Writes):
+		return "race.waw"
+	case overlapAny(p, ta.Writes, tb.Reads):
+		return "race.raw"
+	}
+	return "race.war"
+}
+
+// overlapAny reports whether some access of xs and some of ys share an
+// arena byte.
+func overlapAny(p *schedule.Program, xs, ys []schedule.Access) bool {
+	for _, x := range xs {
+		for _, y := range ys {
+			if arenaOverlap(p, x, y) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // synchronizing reports whether every signal releases and every wait
@@ -595,7 +711,7 @@ func (c *checker) poisonSearch(seed func(t, i int) uint8, decide func(*taintStat
 	var try func(g *taintState) (bool, error)
 	try = func(g *taintState) (bool, error) {
 		budget--
-		if budget < 0 {
+		if budget < 0 || c.over() {
 			return false, ErrBudget
 		}
 		held := c.eager(g, seed)
@@ -645,7 +761,7 @@ func (g *taintState) clone() *taintState {
 // is, barriers offset by the counter count.
 func (c *checker) eager(g *taintState, seed func(t, i int) uint8) [][2]int {
 	nc := len(c.p.Counters)
-	for {
+	for !c.over() {
 		var held [][2]int
 		moved := false
 		for t, th := range c.f.Threads {
@@ -705,6 +821,7 @@ func (c *checker) eager(g *taintState, seed func(t, i int) uint8) [][2]int {
 			return slices.Compact(held)
 		}
 	}
+	return nil // the budget is spent: the caller returns ErrBudget
 }
 
 // scopeRaces reports whether some pair of operations of different threads
@@ -796,4 +913,19 @@ const geomBudget = 1 << 22
 // bufferRect is an access's footprint in its buffer's own byte numbering.
 func bufferRect(a schedule.Access) geom.Rect {
 	return geom.Strided(geom.Pos(0, a.Offset), a.Length, a.Rows, a.Stride)
+}
+
+// arenaOverlap reports whether two accesses share an arena byte (a buffer
+// without arena is its own arena).
+func arenaOverlap(p *schedule.Program, x, y schedule.Access) bool {
+	ax, bx := p.Buffers[x.Buffer], p.Buffers[y.Buffer]
+	kx, ky := -1-int64(x.Buffer), -1-int64(y.Buffer)
+	ox, oy := uint64(0), uint64(0)
+	if ax.Arena != schedule.NoArena {
+		kx, ox = int64(ax.Arena), ax.Offset
+	}
+	if bx.Arena != schedule.NoArena {
+		ky, oy = int64(bx.Arena), bx.Offset
+	}
+	return kx == ky && geom.Overlap(geom.Strided(geom.Pos(ox, x.Offset), x.Length, x.Rows, x.Stride), geom.Strided(geom.Pos(oy, y.Offset), y.Length, y.Rows, y.Stride))
 }

@@ -15,7 +15,8 @@ import (
 )
 
 // The definitional checker labels every documented code example with that
-// code's family (semaphore programs are out of its scope).
+// code, and with that code's family (semaphore programs are out of its
+// scope).
 func TestCodeExamples(t *testing.T) {
 	files, err := filepath.Glob("../../verify/testdata/codes/*.json")
 	if err != nil || len(files) == 0 {
@@ -45,6 +46,13 @@ func TestCodeExamples(t *testing.T) {
 			family, _, _ := strings.Cut(code, ".")
 			if !slices.Equal(fams, []string{family}) {
 				t.Errorf("families %v, want [%s]", fams, family)
+			}
+			if codes, err := Codes(p); err != nil || !slices.Equal(codes, []string{code}) {
+				t.Errorf("codes %v (%v), want [%s]", codes, err, code)
+			}
+			// A budget of one unit of work is too small for any program.
+			if _, err := CodesBudget(p, 1); !errors.Is(err, ErrBudget) {
+				t.Errorf("CodesBudget(1): err %v, want ErrBudget", err)
 			}
 		})
 	}
@@ -189,7 +197,7 @@ func guardOrder(pinned bool) *schedule.Builder {
 	return b
 }
 
-// TestAgainstExplorer holds the checker to the explorer's families on
+// TestAgainstExplorer holds the checker to the explorer's codes on
 // random Small programs that both decide.
 func TestAgainstExplorer(t *testing.T) {
 	n := 3000
@@ -200,7 +208,7 @@ func TestAgainstExplorer(t *testing.T) {
 	compared := map[string]int{}
 	for seed := 0; seed < n; seed++ {
 		p := g.Example(seed)
-		want, err := Families(p)
+		want, err := Codes(p)
 		if err != nil {
 			compared[err.Error()]++
 			continue
@@ -215,8 +223,7 @@ func TestAgainstExplorer(t *testing.T) {
 		}
 		var got []string
 		for _, f := range r.Findings {
-			fam, _, _ := strings.Cut(f.Code, ".")
-			got = append(got, fam)
+			got = append(got, f.Code)
 		}
 		slices.Sort(got)
 		got = slices.Compact(got)
