@@ -16,6 +16,12 @@ import (
 //   - awaits of a well-formed barrier (every participant only syncs, the
 //     same number of times, and parties = participants) join the arrivals
 //     of their generation and all before it;
+//   - a wait on a counter that only one thread adds to joins the clock of
+//     the add that first lifts the counter to its threshold (that thread's
+//     adds run in its program order, so the first j of them run before
+//     the wait in every execution, j the fewest whose sum reaches it); in
+//     hb mode the latest releasing add among those j (rings, credits and
+//     the counter form of single-acquirer semaphores are the common case);
 //   - every other wait is ignored, and so is residency.
 //
 // Ignoring a wait only makes more executions possible, so what these clocks
@@ -79,6 +85,8 @@ type clockPass struct {
 	wellFormed []bool
 	leveled    []bool        // counters that some wait can prefix-join
 	crossN     map[int32]int // partial waits that can prefix-join -> adds in their crossing
+	soloAdd    []int32       // per wait op: the add of a one-thread counter whose clock it joins, or -1 (nil: none)
+	soloNeed   []bool        // per op: some wait joins this add's clock (nil: none)
 	K          int           // clock components
 	chainOf    []int32       // per thread: its chain, -1 not yet placed, or unplaced
 	base       []int32       // per thread: chain position of its first op
@@ -211,6 +219,9 @@ func newClockPassCtx(ctx context.Context, f *form, hb bool) *clockPass {
 			}
 		}
 	}
+	if !cp.soloJoins() {
+		return nil
+	}
 	cp.K = f.workers + min(maxDynamicChains, T-f.workers)
 	cp.chainOf = make([]int32, T)
 	cp.base = make([]int32, T)
@@ -221,6 +232,83 @@ func newClockPassCtx(ctx context.Context, f *form, hb bool) *clockPass {
 		cp.chainOf[t] = -1
 	}
 	return cp
+}
+
+// soloJoins finds, for every wait on a counter that only one thread adds
+// to and that the all-joins and crossings do not join, the add whose
+// clock it joins (see the pass's doc). It returns false once ctx is done.
+func (cp *clockPass) soloJoins() bool {
+	f := cp.f
+	solo := make([]int32, f.nc) // per counter: the one thread adding to it, -1 none, -2 several
+	for o := range solo {
+		solo[o] = -1
+	}
+	for x, k := range f.kind {
+		if k != kAdd || f.is(int32(x), fBarrier) {
+			continue
+		}
+		switch o, t := f.obj[x], f.opThread[x]; {
+		case solo[o] == -1:
+			solo[o] = t
+		case solo[o] != t:
+			solo[o] = -2
+		}
+	}
+	// Per counter, its adds in program order (op order within one thread)
+	// with the value after each.
+	var adds [][]int32
+	var after [][]uint64
+	for x, k := range f.kind {
+		if x%ctxEvery == ctxEvery-1 && cp.ctx.Err() != nil {
+			return false
+		}
+		if k != kWait || f.is(int32(x), fBarrier) || solo[f.obj[x]] < 0 {
+			continue
+		}
+		o := f.obj[x]
+		if f.val[x] <= f.init[o] || f.val[x] > f.total[o] || cp.joins(int32(x)) || cp.crossN[int32(x)] > 0 {
+			continue // passes at once, never, or joined already
+		}
+		if cp.hb && f.link[x] != int32(x) {
+			continue
+		}
+		if adds == nil {
+			adds, after = make([][]int32, f.nc), make([][]uint64, f.nc)
+			for y, k := range f.kind {
+				if k == kAdd && !f.is(int32(y), fBarrier) && solo[f.obj[y]] >= 0 {
+					p := f.obj[y]
+					v := f.init[p]
+					if n := len(after[p]); n > 0 {
+						v = after[p][n-1]
+					}
+					adds[p] = append(adds[p], int32(y))
+					after[p] = append(after[p], satAdd(v, f.val[y]))
+				}
+			}
+		}
+		j, _ := slices.BinarySearch(after[o], f.val[x]) // the first add reaching the threshold
+		if cp.hb {
+			// The latest releasing add up to it: the wait synchronizes with
+			// every releasing add executed before it.
+			for j >= 0 && f.link[adds[o][j]] != adds[o][j] {
+				j--
+			}
+			if j < 0 {
+				continue
+			}
+		}
+		if cp.soloAdd == nil {
+			cp.soloAdd = make([]int32, len(f.kind))
+			for i := range cp.soloAdd {
+				cp.soloAdd[i] = -1
+			}
+			cp.soloNeed = make([]bool, len(f.kind))
+		}
+		a := adds[o][j]
+		cp.soloAdd[x] = a
+		cp.soloNeed[a] = true
+	}
+	return true
 }
 
 // crossing returns, for a partial wait, how many adds make its first
@@ -483,6 +571,18 @@ func (cp *clockPass) run(trace []int32, visit func(task int32) bool) {
 		}
 		joinClock(dense(t), cp.finals[id])
 	}
+	// Snapshots of the clocks of the adds some wait of a one-thread
+	// counter joins, within a budget of vector cells (past it such waits
+	// are not joined, which only proves less).
+	var snaps []tclock // per op (nil: none); base -2: not taken
+	var snapArena []int32
+	snapCells := 32*len(f.kind) + 1<<22
+	if cp.soloNeed != nil {
+		snaps = make([]tclock, len(f.kind))
+		for i := range snaps {
+			snaps[i].base = -2
+		}
+	}
 	hb := cp.hb
 	for i, x := range trace {
 		if i%ctxEvery == ctxEvery-1 {
@@ -583,6 +683,25 @@ func (cp *clockPass) run(trace []int32, visit func(task int32) bool) {
 				}
 			}
 		}
+		if f.kind[x] == kWait && cp.soloAdd != nil && cp.soloAdd[x] >= 0 {
+			a := cp.soloAdd[x]
+			if sn := snaps[a]; sn.base != -2 {
+				if sn.vec != nil {
+					joinClock(dense(t), sn.vec)
+				} else {
+					if sn.base >= 0 {
+						adopt(t, sn.base)
+					}
+					if ch := chainOf[f.opThread[a]]; ch >= 0 && cp.component(t, ch) < sn.own {
+						if c := &cur[t]; c.vec == nil && chainOf[t] == ch {
+							c.own = sn.own
+						} else {
+							dense(t)[ch] = sn.own
+						}
+					}
+				}
+			}
+		}
 		if chainOf[t] < 0 && (f.kind[x] == kAdd || f.kind[x] == kBody || x == f.start[t+1]-1) {
 			// Place the dynamic thread, once its leading waits have joined
 			// what precedes them (clocks only learn of a thread through its
@@ -670,6 +789,22 @@ func (cp *clockPass) run(trace []int32, visit func(task int32) bool) {
 		}
 		if ch >= 0 {
 			cp.setOwn(t, ch, cp.pos(t, x))
+		}
+		if snaps != nil && cp.soloNeed[x] {
+			c := cur[t]
+			if c.vec != nil {
+				if snapCells >= K {
+					snapCells -= K
+					if len(snapArena) < K {
+						snapArena = make([]int32, max(K, min(snapCells, 64*K)))
+					}
+					c.vec, snapArena = snapArena[:K:K], snapArena[K:]
+					copy(c.vec, cur[t].vec)
+					snaps[x] = c
+				}
+			} else {
+				snaps[x] = c
+			}
 		}
 		if int(t) >= f.workers && x == f.start[t+1]-1 {
 			// The thread is done: its chain may take a successor.
