@@ -118,6 +118,16 @@ func (b *budget) chunk(n int) []byte {
 	return make([]byte, n)
 }
 
+// pooled reports whether the pool holds a chunk of n bytes or more.
+func (b *budget) pooled(n int) bool {
+	for _, c := range b.pool {
+		if cap(c) >= n {
+			return true
+		}
+	}
+	return false
+}
+
 // reason says in words which bound stopped the explorations.
 func (b *budget) reason() string {
 	switch b.limit {

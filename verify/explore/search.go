@@ -70,6 +70,7 @@ type search struct {
 	wide     bool
 	kl       int // bytes per key
 	perChunk int // keys per chunk
+	keyCap   int // keys the chunks hold (the first grows to perChunk by doubling)
 	kbuf     []byte
 	chunks   [][]byte
 	table    []int32
@@ -244,6 +245,7 @@ func (s *search) done() {
 	big := s.mem > 64<<20
 	s.mem = 0
 	s.chunks, s.table, s.ints, s.vals, s.succ, s.frames, s.events = nil, nil, nil, nil, nil, nil, nil
+	s.keyCap = 0
 	if big {
 		// Collect the path and table now, so that the next exploration
 		// reuses their memory instead of adding to it.
@@ -847,13 +849,8 @@ func (s *search) insert(key []int32) (fresh, ok bool) {
 			return false, true
 		}
 	}
-	if s.n == len(s.chunks)*s.perChunk {
-		c := s.b.chunk(s.perChunk * s.kl)
-		if c == nil {
-			return false, false
-		}
-		s.mem += int64(len(c))
-		s.chunks = append(s.chunks, c)
+	if s.n == s.keyCap && !s.grow() {
+		return false, false
 	}
 	if 2*(s.n+1) > len(s.table) {
 		if !s.rehash() {
@@ -867,6 +864,45 @@ func (s *search) insert(key []int32) (fresh, ok bool) {
 	s.table[i] = int32(s.n)
 	s.n++
 	return true, true
+}
+
+// firstKeys is what the first key chunk holds at first: small
+// explorations, the common case, take a few KiB instead of a whole chunk.
+const firstKeys = 64
+
+// grow makes room for more keys: the first chunk doubles until it holds
+// perChunk keys, then whole chunks follow. It reports false when the memory
+// budget cannot hold them.
+func (s *search) grow() bool {
+	switch {
+	case len(s.chunks) == 0 && s.perChunk > firstKeys && !s.b.pooled(s.perChunk*s.kl):
+		if !s.reserve(int64(firstKeys * s.kl)) {
+			return false
+		}
+		s.chunks = append(s.chunks, make([]byte, firstKeys*s.kl))
+		s.keyCap = firstKeys
+	case len(s.chunks) == 1 && s.keyCap < s.perChunk:
+		n := min(2*s.keyCap, s.perChunk)
+		old := int64(len(s.chunks[0]))
+		if !s.reserve(int64(n * s.kl)) {
+			return false
+		}
+		c := make([]byte, n*s.kl)
+		copy(c, s.chunks[0])
+		s.chunks[0] = c
+		s.keyCap = n
+		s.b.release(old)
+		s.mem -= old
+	default:
+		c := s.b.chunk(s.perChunk * s.kl)
+		if c == nil {
+			return false
+		}
+		s.mem += int64(len(c))
+		s.chunks = append(s.chunks, c)
+		s.keyCap += s.perChunk
+	}
+	return true
 }
 
 // rehash doubles the table, reserving the new one while the old is held.
