@@ -140,8 +140,9 @@ func TestReadLine(t *testing.T) {
 }
 
 // TestPanicRecovered makes the verifier panic on one file: that file gets
-// an internal record and exit status 4, the other files are verified, and
-// each record is printed before the next file is verified.
+// an internal record and exit status 4, the other files are verified, and,
+// one file at a time, each record is printed before the next file is
+// verified.
 func TestPanicRecovered(t *testing.T) {
 	safe := writeProgram(t, "safe.json", handoffProgram(t, 1))
 	boom := writeProgram(t, "boom.json", racyProgram(t))
@@ -155,6 +156,8 @@ func TestPanicRecovered(t *testing.T) {
 		return verify.Run(ctx, p, cfg)
 	}
 	defer func() { runProgram = verify.Run }()
+	batchWorkers = func() int { return 1 }
+	defer func() { batchWorkers = func() int { return runtime.GOMAXPROCS(0) } }()
 	code := run([]string{"verify", "--json", safe, boom, safe}, strings.NewReader(""), &out, &errb)
 	if code != exitInternal {
 		t.Errorf("exit %d; want %d", code, exitInternal)
@@ -358,5 +361,57 @@ func TestByteSize(t *testing.T) {
 	}
 	if s := byteSize(1 << 30).String(); s != "1GiB" {
 		t.Errorf("String = %q", s)
+	}
+}
+
+// TestBatchOrder verifies many files on several workers: the records come
+// in the order of the files, the same as one file at a time, with the same
+// exit status, and a panic on some files gives internal records in their
+// places.
+func TestBatchOrder(t *testing.T) {
+	safe := writeProgram(t, "safe.json", handoffProgram(t, 1))
+	racy := writeProgram(t, "racy.json", racyProgram(t))
+	missing := filepath.Join(t.TempDir(), "missing.json")
+	var files []string
+	for i := range 40 {
+		files = append(files, [...]string{safe, racy, safe, missing, racy}[i%5])
+	}
+	defer func() { batchWorkers = func() int { return runtime.GOMAXPROCS(0) } }()
+	runAt := func(workers int) (string, int) {
+		batchWorkers = func() int { return workers }
+		var out, errb bytes.Buffer
+		code := run(append([]string{"verify", "--json"}, files...), strings.NewReader(""), &out, &errb)
+		return out.String(), code
+	}
+	want, wantCode := runAt(1)
+	if n := strings.Count(want, "\n"); n != len(files) {
+		t.Fatalf("%d records for %d files", n, len(files))
+	}
+	for _, w := range []int{2, 4, 64} {
+		if got, code := runAt(w); got != want || code != wantCode {
+			t.Errorf("%d workers: exit %d, records\n%s\nwant exit %d, records\n%s", w, code, got, wantCode, want)
+		}
+	}
+
+	runProgram = func(ctx context.Context, p *schedule.Program, cfg verify.Config) (*verify.Result, error) {
+		if len(p.Tasks[1].Before) == 0 {
+			panic("injected")
+		}
+		return verify.Run(ctx, p, cfg)
+	}
+	defer func() { runProgram = verify.Run }()
+	got, code := runAt(4)
+	if code != exitInternal {
+		t.Errorf("exit %d with panics; want %d", code, exitInternal)
+	}
+	rs := decodeReports(t, got)
+	if len(rs) != len(files) {
+		t.Fatalf("%d records for %d files", len(rs), len(files))
+	}
+	for i, r := range rs {
+		internal := len(r.Findings) == 1 && r.Findings[0].Code == codeInternal
+		if r.File != files[i] || internal != (files[i] == racy) {
+			t.Errorf("record %d: %+v; want file %s, internal %v", i, r, files[i], files[i] == racy)
+		}
 	}
 }

@@ -29,7 +29,10 @@
 // problem) or inconclusive (with the bound that was hit). A safe verdict
 // says what was proved: no deadlock, race, uninitialized read or
 // out-of-bounds access is possible; -v adds what the analysis covered
-// (tasks, threads, steps, accesses, conflicting pairs, engine). With no
+// (tasks, threads, steps, accesses, conflicting pairs, engine). Several
+// files are decided in parallel, one per core (GOMAXPROCS), and printed
+// in the order given, each as soon as it and those before it are decided;
+// with "-" among them, one at a time. With no
 // FILE it verifies an embedded default schedule, a Llama-family decode
 // megakernel, so a newcomer sees the tool work at once.
 //

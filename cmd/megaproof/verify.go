@@ -10,9 +10,13 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/megaproof/megaproof/examples/llama/llamagen"
 	"github.com/megaproof/megaproof/schedule"
@@ -98,7 +102,8 @@ const verifyDoc = `Decides, for each FILE, whether the schedule can deadlock, ra
 uninitialized memory or access memory out of bounds, and prints its verdict
 as soon as it is decided: safe, unsafe (findings with replayable witnesses),
 invalid (the JSON path of every problem) or inconclusive (the bound that
-was hit).
+was hit). Several files are decided in parallel, one per core, and
+printed in the order given.
 
 FILE is megaproof JSON (format "megaproof/v1"), AutoMegaKernel IR JSON or
 a Mirage MPK task graph, told apart by content; - reads standard input. With no FILE, verify checks
@@ -169,9 +174,7 @@ func runVerify(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(files) == 0 {
 		status = v.emit(v.guard(defaultFile, v.verifyDefault))
 	}
-	for _, f := range files {
-		status = worse(status, v.emit(v.guard(f, func() *verify.Report { return v.verifyFile(f) })))
-	}
+	status = worse(status, v.batch(files))
 	if v.sarif != nil {
 		if err := v.sarif.write(v.stdout, status); err != nil {
 			fmt.Fprintf(v.stderr, "megaproof: %v\n", err)
@@ -179,6 +182,75 @@ func runVerify(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 	}
 	return status
+}
+
+// batchWorkers is how many files verify decides at once; tests set it.
+var batchWorkers = func() int { return runtime.GOMAXPROCS(0) }
+
+// batch verifies files on up to batchWorkers goroutines and prints the
+// reports in the order of the files, each as soon as it and every report
+// before it are decided. At most twice as many reports as workers are
+// held at once. Standard input among the files makes the batch sequential
+// (a second "-" reads what the first left), and so does a SARIF log (it
+// locates each report in the document read last).
+func (v *verifier) batch(files []string) int {
+	n := min(batchWorkers(), len(files))
+	if slices.Contains(files, stdinFile) || v.sarif != nil {
+		n = 1
+	}
+	status := exitSafe
+	if n <= 1 {
+		for _, f := range files {
+			status = worse(status, v.emit(v.guard(f, func() *verify.Report { return v.verifyFile(f) })))
+		}
+		return status
+	}
+	stderr := v.stderr
+	v.stderr = &lockedWriter{w: stderr}
+	defer func() { v.stderr = stderr }()
+	done := make([]chan *verify.Report, len(files))
+	for i := range done {
+		done[i] = make(chan *verify.Report, 1)
+	}
+	// A worker takes a slot before it takes the next file, and the slot
+	// is given back once that file's report is printed: the files taken
+	// and not yet printed are a run starting at the next to print, so the
+	// printer never waits on a file that no worker holds.
+	slots := make(chan struct{}, 2*n)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range n {
+		wg.Go(func() {
+			for {
+				slots <- struct{}{}
+				i := int(next.Add(1) - 1)
+				if i >= len(files) {
+					<-slots
+					return
+				}
+				f := files[i]
+				done[i] <- v.guard(f, func() *verify.Report { return v.verifyFile(f) })
+			}
+		})
+	}
+	for i := range files {
+		status = worse(status, v.emit(<-done[i]))
+		<-slots
+	}
+	wg.Wait()
+	return status
+}
+
+// lockedWriter serializes the writes of a batch's workers.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(b []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(b)
 }
 
 // emit prints one report and returns its exit status.
@@ -408,18 +480,29 @@ func readDocument(r io.Reader, limit int64) ([]byte, error) {
 	}
 	var n int64
 	doomed := false
-	scratch := make([]byte, 1<<16)
+	var scratch []byte
 	for {
-		k, err := r.Read(scratch)
+		var k int
+		var err error
+		if !doomed && len(buf) < cap(buf) {
+			// A regular file is read straight into its buffer.
+			k, err = r.Read(buf[len(buf):cap(buf)])
+			buf = buf[:len(buf)+k]
+		} else {
+			if scratch == nil {
+				scratch = make([]byte, 1<<16)
+			}
+			k, err = r.Read(scratch)
+			if !doomed {
+				buf = append(buf, scratch[:k]...)
+			}
+		}
 		n += int64(k)
 		if n > limit {
 			return nil, errTooLarge
 		}
-		if !doomed {
-			buf = append(buf, scratch[:k]...)
-			if len(buf) >= sniff && len(buf)-k < sniff {
-				doomed = cannotBeginJSON(buf)
-			}
+		if !doomed && len(buf) >= sniff && len(buf)-k < sniff {
+			doomed = cannotBeginJSON(buf)
 		}
 		if err == io.EOF {
 			return buf, nil
