@@ -17,6 +17,7 @@ type verifier struct {
 	orig       *schedule.Program // the program as given (f.p may be its counter form)
 	semOf      []int32           // per counter of f.p from len(orig.Counters) on: the semaphore it stands for
 	pooled     bool              // pool semaphores were dropped from f.p
+	optimistic string            // why dispatch may restrict executions, when the confluent analyses ran anyway (see transientDynamic)
 	exploreWhy string            // why the explorer decides the program, when it does
 	bgPanic    any               // a panic of the background static checks, raised by joinStatic
 	cfg        Config
@@ -103,14 +104,19 @@ func run(ctx context.Context, p *schedule.Program, cfg Config) (*Result, error) 
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	v, err := analyze(ctx, p, cfg, checks, false)
+	v, err := analyze(ctx, p, cfg, checks, "")
 	if err != nil {
 		return nil, err
 	}
-	if v.pooled && (len(v.findings) > 0 || len(v.undecided) > 0) {
+	if (v.pooled || v.optimistic != "") && (len(v.findings) > 0 || len(v.undecided) > 0) {
 		// Dropped pool semaphores may be what orders or frees the
-		// program: the explorer decides the original.
-		if v, err = analyze(ctx, p, cfg, checks, true); err != nil {
+		// program, and workers held by claimed tasks may keep what is
+		// found from happening: the explorer decides the original.
+		why := "pool semaphores may order or free what the analysis without them finds"
+		if v.optimistic != "" {
+			why = v.optimistic
+		}
+		if v, err = analyze(ctx, p, cfg, checks, why); err != nil {
 			return nil, err
 		}
 	}
@@ -135,12 +141,12 @@ func run(ctx context.Context, p *schedule.Program, cfg Config) (*Result, error) 
 
 // analyze lowers p and runs the checks: on a counter form of its
 // semaphores where one exists (see semaphore.go), with the confluent
-// analyses where dispatch allows, and otherwise, or when explore is set,
+// analyses where dispatch allows, and otherwise, or when explore names why,
 // with the explorer.
-func analyze(ctx context.Context, p *schedule.Program, cfg Config, checks []*Check, explore bool) (*verifier, error) {
+func analyze(ctx context.Context, p *schedule.Program, cfg Config, checks []*Check, explore string) (*verifier, error) {
 	v := &verifier{orig: p, cfg: cfg}
 	lowered := p
-	if !explore && len(p.Semaphores) > 0 {
+	if explore == "" && len(p.Semaphores) > 0 {
 		if p2, semOf, pooled, ok := reduceSemaphores(p); ok {
 			lowered, v.semOf, v.pooled = p2, semOf, pooled
 		}
@@ -151,12 +157,20 @@ func analyze(ctx context.Context, p *schedule.Program, cfg Config, checks []*Che
 	}
 	v.stats = Stats{Tasks: len(p.Tasks), Threads: v.f.threads(), Steps: len(v.f.kind) - v.f.checks, Engine: "greedy"}
 	switch {
-	case explore:
-		v.exploreWhy = "pool semaphores may order or free what the analysis without them finds"
+	case explore != "":
+		v.exploreWhy = explore
 	case !v.f.semaphore:
 		// Dispatch limits and undecided cta-scoped pairs need the explorer;
 		// it decides every execution-dependent check at once.
-		why := v.f.dispatchLimited(nonSimpleDynamic(p))
+		why := v.f.dispatchLimited(nonSimpleDynamic(p), 0)
+		if why != "" {
+			// Claimed tasks that cannot stay blocked restrict the executions
+			// but not the stuck states: a safe verdict stands (see
+			// transientDynamic); anything else goes to the explorer.
+			if blocking, transient := transientDynamic(p); transient > 0 && v.f.dispatchLimited(blocking, transient) == "" {
+				v.optimistic, why = why, ""
+			}
+		}
 		if why == "" && slices.Contains(checks, Races) {
 			undecided, err := v.scopeRaces(ctx)
 			if err != nil {
@@ -172,7 +186,7 @@ func analyze(ctx context.Context, p *schedule.Program, cfg Config, checks []*Che
 		}
 	}
 	if v.exploreWhy != "" {
-		v.pooled = false
+		v.pooled, v.optimistic = false, ""
 	}
 	// On large programs the static checks and the arena grid are computed
 	// beside the greedy run; static findings keep their place.

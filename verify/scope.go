@@ -35,7 +35,9 @@ import (
 // block after their guard than there are resident workers with empty
 // queues (those workers are free from the start, only non-simple tasks
 // hold one, and an unclaimed one leaves at most the others holding), and,
-// when simple tasks exist, more resident workers than such tasks. Worker exit (a worker leaves its slot only once every dynamic
+// when simple tasks exist, more resident workers than such tasks. Tasks
+// that hold a worker but cannot stay blocked (transientDynamic) need one
+// more empty worker and make only a safe verdict final. Worker exit (a worker leaves its slot only once every dynamic
 // task has ended) is part of the engine's and the taint game's residency.
 // Other programs with dynamic tasks go to the explorer.
 
@@ -49,10 +51,11 @@ const (
 
 // dispatchLimited says why the launch's dispatch or worker exit may
 // restrict the program's executions beyond what the confluent analyses
-// model, or returns "". blocking is the number of dynamic tasks that can
-// block after their guard (counted on the program as given: a semaphore's
-// acquire blocks even where the counter form turns it into a wait).
-func (f *form) dispatchLimited(blocking int) string {
+// model, or returns "". blocking is the number of non-simple dynamic tasks
+// that can block after their guard (counted on the program as given: a
+// semaphore's acquire blocks even where the counter form turns it into a
+// wait), and transient the other non-simple ones (see transientDynamic).
+func (f *form) dispatchLimited(blocking, transient int) string {
 	p := f.p
 	dynamic := f.threads() - f.workers
 	if dynamic == 0 {
@@ -72,11 +75,16 @@ func (f *form) dispatchLimited(blocking int) string {
 			empty++
 		}
 	}
-	// A non-simple claim finds a free worker when the others hold at most
-	// blocking-1 of the empty ones; a simple claim when some resident
-	// worker holds no task.
-	if empty < blocking || dynamic > blocking && resident <= blocking {
-		return fmt.Sprintf("%d dynamic tasks can block after their guard while holding a worker, and %d resident workers have empty queues", blocking, empty)
+	// A claim of a task that can block finds a free worker when the others
+	// hold at most blocking-1 of the empty ones, a claim of a transient
+	// task when they hold at most blocking, and a simple claim when some
+	// resident worker holds no task.
+	need := blocking
+	if transient > 0 {
+		need++
+	}
+	if empty < need || dynamic > blocking+transient && resident <= blocking {
+		return fmt.Sprintf("%d dynamic tasks can block after their guard while holding a worker, and %d resident workers have empty queues", blocking+transient, empty)
 	}
 	return ""
 }

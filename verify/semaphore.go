@@ -1,6 +1,8 @@
 package verify
 
 import (
+	"slices"
+
 	"github.com/megaproof/megaproof/schedule"
 )
 
@@ -274,4 +276,65 @@ func (v *verifier) origStep(x int32) (schedule.Step, bool) {
 		at += ops(s)
 	}
 	return schedule.Step{}, false
+}
+
+// transientDynamic counts the non-simple dynamic tasks of p that can block
+// after their guard, and those that cannot stay blocked: once claimed,
+// every step they can block at is the first acquire of a semaphore in
+// their guard that only they acquire (it held at the claim, and nobody
+// else takes its tokens), or an acquire of a pool semaphore (semPool:
+// its holders cannot block, so a stuck state finds every token back).
+// Such a transient task holds its worker, but in a stuck state it is
+// either unclaimed or finished, so the stuck states are those of the
+// launch in which it never blocks: with one more empty resident worker
+// than the tasks that can block, every claim finds a free worker there
+// (dispatchLimited), and a safe verdict of the confluent analyses holds
+// for the launch. Their executions are fewer than the analyses model, so
+// a finding is left to the explorer. Programs whose semaphores fit
+// neither fragment never get here.
+func transientDynamic(p *schedule.Program) (blocking, transient int) {
+	modes := semaphoreModes(p)
+	var seen []int32 // semaphores acquired in the current guard
+	for i := range p.Tasks {
+		t := &p.Tasks[i]
+		if t.Pinned() {
+			continue
+		}
+		guard, simple, stays := true, true, false
+		seen = seen[:0]
+		for k, list := range [2][]schedule.Step{t.Before, t.After} {
+			if k == 1 {
+				guard = false // the body ends the guard
+			}
+			for _, s := range list {
+				switch s.Kind {
+				case schedule.Sync:
+					simple, stays, guard = false, true, false
+				case schedule.Wait:
+					if !guard {
+						simple, stays = false, true
+					}
+				case schedule.Acquire:
+					simple = false
+					switch {
+					case modes[s.Object] == semPool:
+					case guard && modes[s.Object] == semCounter && !slices.Contains(seen, s.Object):
+						seen = append(seen, s.Object)
+					default:
+						stays = true
+					}
+				default:
+					guard = false
+				}
+			}
+		}
+		switch {
+		case simple:
+		case stays:
+			blocking++
+		default:
+			transient++
+		}
+	}
+	return blocking, transient
 }
