@@ -18,7 +18,7 @@ func transientProgram(t *rapid.T) *schedule.Program {
 	workers := rapid.IntRange(1, 3).Draw(t, "workers")
 	p := &schedule.Program{
 		Name:       "transient",
-		Launch:     schedule.Launch{SMs: 4, PerSM: 1, Workers: workers, Cooperative: rapid.Bool().Draw(t, "cooperative")},
+		Launch:     schedule.Launch{SMs: rapid.IntRange(1, 4).Draw(t, "sms"), PerSM: 1, Workers: workers, Cooperative: rapid.Bool().Draw(t, "cooperative")},
 		Counters:   []schedule.Counter{{Name: "c", Width: 64}, {Name: "d", Width: 64}},
 		Semaphores: []schedule.Semaphore{{Name: "s", Tokens: uint64(rapid.IntRange(1, 2).Draw(t, "tokens"))}, {Name: "u", Tokens: 1}},
 		Buffers:    []schedule.Buffer{{Name: "b", Kind: schedule.KindScratch, Size: 8, Arena: schedule.NoArena}},
