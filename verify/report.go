@@ -29,7 +29,8 @@ type Report struct {
 	Stats    Stats           `json:"stats"`
 }
 
-// ReportFinding is a [Finding] with task names instead of indices.
+// ReportFinding is a [Finding] with task names instead of indices, the
+// JSON paths of what it involves, and its witness annotated.
 type ReportFinding struct {
 	Code    string `json:"code"`
 	Message string `json:"message"`
@@ -37,32 +38,104 @@ type ReportFinding struct {
 	Path string `json:"path,omitempty"`
 	// Tasks are the names of the tasks involved, primary first.
 	Tasks []string `json:"tasks,omitempty"`
+	// Locations are the JSON paths, in the input document's own format,
+	// of the tasks and steps involved: each task of Tasks, the step each
+	// stuck thread stands at, the overflowing signal, the steps of a
+	// race.scope pair; the path of an invalid.* finding. A finding about
+	// a buffer or the launch alone has none.
+	Locations []Location `json:"locations,omitempty"`
 	// Related are detail lines ("waits on ...", "written by ...").
 	Related []string `json:"related,omitempty"`
 	// Fix suggests an edit that removes the finding, when one is evident.
 	Fix string `json:"fix,omitempty"`
 	// Witness is the finding's trace (see [Finding.Witness]), each event
-	// annotated with its task and operation, and WitnessLength its number
-	// of events.
+	// annotated, and WitnessLength its number of events. A finding with a
+	// witness has a non-nil Witness, empty for the empty trace (a state
+	// stuck from the start): in JSON "witness": [] and "witness_length":
+	// 0. A static finding has none: Witness is nil and both keys are left
+	// out.
 	Witness       []ReportEvent `json:"witness,omitempty"`
 	WitnessLength int           `json:"witness_length,omitempty"`
 }
 
+// HasWitness reports whether the finding carries a witness, possibly the
+// empty trace.
+func (f *ReportFinding) HasWitness() bool { return f.Witness != nil }
+
+// Location is one place in the input document that a finding involves.
+type Location struct {
+	// Path is a JSON path into the input document: "$.tasks[12]",
+	// "$.tasks[12].before[0]" (megaproof/v1), "$.tasks[3].waits[1]"
+	// (AMK).
+	Path string `json:"path"`
+	// Task is the name of the task at or around Path.
+	Task string `json:"task,omitempty"`
+	// Role says what the place does in the finding: "writer" (of bytes
+	// the other task accesses), "reader", "access", "stuck" (a
+	// task or the step a stuck thread stands at), "signal", "wait",
+	// "invalid".
+	Role string `json:"role,omitempty"`
+}
+
 // ReportEvent is one event of a witness, a [schedule.Event] with what it
-// does.
+// does and the state it leaves.
 type ReportEvent struct {
 	Thread int32 `json:"thread"`
 	Step   int32 `json:"step"`
+	// ThreadName names the thread as [schedule.Form.ThreadName] does:
+	// "worker 3", or `task "x"` for a dynamic task's thread.
+	ThreadName string `json:"thread_name,omitempty"`
 	// Task is the name of the task the step belongs to.
 	Task string `json:"task,omitempty"`
 	// Op describes the step: "wait ready >= 2", "signal ready += 1",
 	// "begin" and "end" of the task's body, "acquire slots 1", ...
 	Op string `json:"op,omitempty"`
+	// Object is the sync object the step touches, with its kind:
+	// "counter ready", "barrier layer", "semaphore slots"; empty for
+	// fences and bodies.
+	Object string `json:"object,omitempty"`
+	// Value is Object's value right after the event, in a replay of the
+	// witness with [schedule.Machine]: a counter's value, a barrier's
+	// arrivals, a semaphore's tokens. It is present when Object is and
+	// the witness replays up to the event (always, for a witness of
+	// [Run] on the same program).
+	Value *uint64 `json:"value,omitempty"`
+	// Marked flags the events that matter: the bodies that race or read
+	// uninitialized bytes begin, the last step of each stuck thread and
+	// the last update of the object it waits on, the signal that
+	// overflows, the last steps of a race.scope pair.
+	Marked bool `json:"marked,omitempty"`
+	// Path is the JSON path of the step in the input document: the
+	// task's for its body's begin and end.
+	Path string `json:"path,omitempty"`
+}
+
+// MarshalJSON writes "witness" and "witness_length" exactly when the
+// finding has a witness, the empty one included.
+func (f ReportFinding) MarshalJSON() ([]byte, error) {
+	type plain ReportFinding
+	q := struct {
+		plain
+		Witness       json.RawMessage `json:"witness,omitempty"`
+		WitnessLength *int            `json:"witness_length,omitempty"`
+	}{plain: plain(f)}
+	if f.Witness != nil {
+		w, err := marshalPlain(f.Witness)
+		if err != nil {
+			return nil, err
+		}
+		n := len(f.Witness)
+		q.Witness, q.WitnessLength = w, &n
+	}
+	return marshalPlain(q)
 }
 
 // Events returns the witness as schedule events, for schedule.Replay and
-// schedule.CheckWitness.
+// schedule.CheckWitness; nil for a finding without one.
 func (f *ReportFinding) Events() []schedule.Event {
+	if f.Witness == nil {
+		return nil
+	}
 	out := make([]schedule.Event, len(f.Witness))
 	for i, e := range f.Witness {
 		out[i] = schedule.Event{Thread: e.Thread, Step: e.Step}
@@ -70,24 +143,30 @@ func (f *ReportFinding) Events() []schedule.Event {
 	return out
 }
 
-// Report renders r for p, the program it is the result of: each task index
-// becomes the task's name (#N for an index p does not have, which only a
-// Result of another program can hold). File and Format are left for the
-// caller.
+// Report renders r for p, the program it is the result of, located in
+// p's megaproof/v1 form ([schedule.Paths]); see [Result.ReportAt].
 func (r *Result) Report(p *schedule.Program) *Report {
+	return r.ReportAt(p, schedule.Paths{})
+}
+
+// ReportAt renders r for p, the program it is the result of, with the
+// JSON paths of loc (the input document's format; nil: none): each task
+// index becomes the task's name (#N for an index p does not have, which
+// only a Result of another program can hold), each witness is replayed to
+// annotate its events, and each finding gets its locations. File and Format
+// are left for the caller.
+func (r *Result) ReportAt(p *schedule.Program, loc schedule.Locator) *Report {
 	rep := &Report{Verdict: r.Verdict, Stats: r.Stats, Findings: make([]ReportFinding, 0, len(r.Findings))}
 	if p != nil {
 		rep.Program = p.Name
 	}
-	var form *schedule.Form
-	for _, f := range r.Findings {
-		rf := ReportFinding{Code: f.Code, Message: f.Message, Path: f.Path, Related: f.Related, Fix: f.Fix, WitnessLength: len(f.Witness)}
-		if len(f.Witness) > 0 {
-			if form == nil && p != nil && p.Validate() == nil {
-				form = schedule.Lower(p)
-			}
-			rf.Witness = annotate(p, form, f.Witness)
-		}
+	var base *schedule.Machine
+	if p != nil && len(r.Findings) > 0 && r.Verdict != Invalid {
+		base, _ = schedule.NewMachine(p) // nil for an invalid program
+	}
+	for i := range r.Findings {
+		f := &r.Findings[i]
+		rf := ReportFinding{Code: f.Code, Message: f.Message, Path: f.Path, Related: f.Related, Fix: f.Fix}
 		for _, t := range f.Tasks {
 			name := fmt.Sprintf("#%d", t)
 			if p != nil && t >= 0 && t < len(p.Tasks) {
@@ -95,30 +174,30 @@ func (r *Result) Report(p *schedule.Program) *Report {
 			}
 			rf.Tasks = append(rf.Tasks, name)
 		}
+		if f.Path != "" {
+			rf.Locations = append(rf.Locations, Location{Path: f.Path, Role: "invalid"})
+		}
+		if base != nil {
+			a := annotator{p: p, loc: loc}
+			if f.Witness != nil {
+				a.m = base.Clone()
+			}
+			a.finding(f, &rf)
+		}
+		if f.Witness != nil && rf.Witness == nil {
+			rf.Witness = bare(f.Witness)
+		}
+		rf.WitnessLength = len(rf.Witness)
 		rep.Findings = append(rep.Findings, rf)
 	}
 	return rep
 }
 
-// annotate names each event's task and operation; an event form does not
-// have (only a Result of another program holds one) keeps its numbers only.
-func annotate(p *schedule.Program, form *schedule.Form, w []schedule.Event) []ReportEvent {
+// bare renders events without annotations (a Result of another program).
+func bare(w []schedule.Event) []ReportEvent {
 	out := make([]ReportEvent, len(w))
 	for i, e := range w {
 		out[i] = ReportEvent{Thread: e.Thread, Step: e.Step}
-		if form == nil || e.Thread < 0 || int(e.Thread) >= len(form.Threads) {
-			continue
-		}
-		ops := form.Threads[e.Thread].Ops
-		if e.Step < 0 || int(e.Step) >= len(ops) {
-			continue
-		}
-		op := ops[e.Step]
-		if op.Task >= 0 && int(op.Task) < len(p.Tasks) {
-			out[i].Task = p.Tasks[op.Task].Name
-		}
-		op.Task = -1 // Describe then leaves the task out
-		out[i].Op = p.Describe(op)
 	}
 	return out
 }

@@ -101,9 +101,33 @@ type Finding struct {
 	// Fix suggests an edit that removes the finding, when one is evident.
 	Fix string `json:"fix,omitempty"`
 	// Witness is a trace from the initial state that exhibits the finding;
-	// schedule.Replay confirms it (see schedule.CheckWitness). Static
-	// findings have none.
+	// schedule.Replay confirms it (see schedule.CheckWitness). [Run]
+	// minimises it (see docs/SEMANTICS.md, "Witnesses"). A finding with a
+	// witness has a non-nil Witness, empty for the empty trace (a state
+	// stuck from the start: deadlock.cycle, non-cooperative occupancy);
+	// in JSON "witness": []. Static findings (out-of-bounds,
+	// readonly-write, output-unwritten, cooperative occupancy,
+	// inconclusive, invalid.*) have none: Witness is nil and the key is
+	// left out. [Finding.HasWitness] tells them apart.
 	Witness []schedule.Event `json:"witness,omitempty"`
+}
+
+// HasWitness reports whether the finding carries a witness, possibly the
+// empty trace.
+func (f *Finding) HasWitness() bool { return f.Witness != nil }
+
+// MarshalJSON writes "witness" exactly when the finding has a witness,
+// as [] for the empty trace.
+func (f Finding) MarshalJSON() ([]byte, error) {
+	type plain Finding
+	q := struct {
+		plain
+		Witness *[]schedule.Event `json:"witness,omitempty"`
+	}{plain: plain(f)}
+	if f.Witness != nil {
+		q.Witness = &f.Witness
+	}
+	return marshalPlain(q)
 }
 
 // Stats describes the work an analysis did.

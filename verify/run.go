@@ -127,6 +127,9 @@ func run(ctx context.Context, p *schedule.Program, cfg Config) (*Result, error) 
 		}
 	}
 	v.findings = kept
+	if err := v.finishWitnesses(ctx, p); err != nil {
+		return nil, err
+	}
 	r := v.result()
 	if cfg.Sanity {
 		if err := v.f.check(); err != nil {

@@ -304,7 +304,10 @@ func TestReportRendering(t *testing.T) {
       tasks: "consume", "produce"
       written by produce (worker 0)
       fix: insert ` + "`wait ready >= 1`" + ` before consume
-      witness: 2 events (replay with --json)
+      at: $.tasks[1] (reader "consume"), $.tasks[0] (writer "produce")
+      witness: 2 events (* marks the ones that matter):
+        *   1  worker 0 "produce": begin
+            2  worker 1 "consume": wait ready >= 1
   inconclusive: state budget of 10 exhausted
       tasks: "#9"
   analysed 2 tasks as 2 threads (one per static worker, one per dynamic task): 7 steps, 3 accesses, 1 conflicting pairs ordered, 10 states explored; engine explore
@@ -318,7 +321,7 @@ func TestReportRendering(t *testing.T) {
 	}
 	b := bytes.TrimSuffix(jb.Bytes(), []byte("\n"))
 	checkResultSchema(t, string(b))
-	wantJSON := `{"file":"f.json","program":"handoff","verdict":"unsafe","findings":[{"code":"race.raw","message":"\"consume\" reads x while \"produce\" may write it","tasks":["consume","produce"],"related":["written by produce (worker 0)"],"fix":"insert ` + "`wait ready >= 1`" + ` before consume","witness":[{"thread":0,"step":0,"task":"produce","op":"begin"},{"thread":1,"step":0,"task":"consume","op":"wait ready >= 1"}],"witness_length":2},{"code":"inconclusive","message":"state budget of 10 exhausted","tasks":["#9"]}],"stats":{"tasks":2,"threads":2,"steps":7,"accesses":3,"conflict_pairs":1,"explored_states":10,"engine":"explore"}}`
+	wantJSON := `{"file":"f.json","program":"handoff","verdict":"unsafe","findings":[{"code":"race.raw","message":"\"consume\" reads x while \"produce\" may write it","tasks":["consume","produce"],"locations":[{"path":"$.tasks[1]","task":"consume","role":"reader"},{"path":"$.tasks[0]","task":"produce","role":"writer"}],"related":["written by produce (worker 0)"],"fix":"insert ` + "`wait ready >= 1`" + ` before consume","witness":[{"thread":0,"step":0,"thread_name":"worker 0","task":"produce","op":"begin","marked":true,"path":"$.tasks[0]"},{"thread":1,"step":0,"thread_name":"worker 1","task":"consume","op":"wait ready >= 1","object":"counter ready","path":"$.tasks[1].before[0]"}],"witness_length":2},{"code":"inconclusive","message":"state budget of 10 exhausted","tasks":["#9"]}],"stats":{"tasks":2,"threads":2,"steps":7,"accesses":3,"conflict_pairs":1,"explored_states":10,"engine":"explore"}}`
 	if string(b) != wantJSON {
 		t.Errorf("json:\n%s\nwant:\n%s", b, wantJSON)
 	}

@@ -85,7 +85,7 @@ func writeText(w io.Writer, r *verify.Report, verbose bool) error {
 	default:
 		fmt.Fprintf(&sb, "%s: %s: %d findings\n", head, r.Verdict, n)
 	}
-	for _, f := range r.Findings {
+	for i, f := range r.Findings {
 		loc := ""
 		if f.Path != "" {
 			loc = " at " + clean(f.Path)
@@ -104,9 +104,8 @@ func writeText(w io.Writer, r *verify.Report, verbose bool) error {
 		if f.Fix != "" {
 			fmt.Fprintf(&sb, "      fix: %s\n", clean(f.Fix))
 		}
-		if len(f.Witness) > 0 {
-			fmt.Fprintf(&sb, "      witness: %d events (replay with --json)\n", len(f.Witness))
-		}
+		writeLocations(&sb, f.Locations)
+		writeWitness(&sb, r.File, i, &f)
 	}
 	if verbose && r.Stats.Tasks > 0 {
 		s := r.Stats
@@ -121,4 +120,109 @@ func writeText(w io.Writer, r *verify.Report, verbose bool) error {
 	}
 	_, err := io.WriteString(w, sb.String())
 	return err
+}
+
+// writeLocations prints where in the document a finding is, on one line:
+// each path with its role and task.
+func writeLocations(sb *strings.Builder, locs []verify.Location) {
+	var parts []string
+	for _, l := range locs {
+		if l.Role == "invalid" {
+			continue // the finding's own line has the path
+		}
+		part := clean(l.Path)
+		switch {
+		case l.Role != "" && l.Task != "":
+			part += " (" + clean(l.Role) + " " + quoteName(l.Task) + ")"
+		case l.Role != "":
+			part += " (" + clean(l.Role) + ")"
+		}
+		parts = append(parts, part)
+	}
+	if len(parts) > 0 {
+		fmt.Fprintf(sb, "      at: %s\n", strings.Join(parts, ", "))
+	}
+}
+
+// shortTrace is the longest witness the text output prints whole; a
+// longer one is shown as its marked events with witnessContext events
+// before each.
+const (
+	shortTrace     = 12
+	witnessContext = 1
+)
+
+// writeWitness prints finding n's witness: every event when it is short,
+// otherwise the marked ones with a little context, and how to see all.
+func writeWitness(sb *strings.Builder, file string, n int, f *verify.ReportFinding) {
+	if !f.HasWitness() {
+		return
+	}
+	if len(f.Witness) == 0 {
+		fmt.Fprintf(sb, "      witness: the initial state, no event (stuck from the start)\n")
+		return
+	}
+	show := make([]bool, len(f.Witness))
+	short := len(f.Witness) <= shortTrace
+	for i, e := range f.Witness {
+		if short || e.Marked {
+			for j := max(0, i-witnessContext); j <= i; j++ {
+				show[j] = true
+			}
+		}
+	}
+	how := ""
+	if !short {
+		how = fmt.Sprintf(", marked ones shown; all with megaproof replay %s --finding %d", replayArg(file), n+1)
+	}
+	fmt.Fprintf(sb, "      witness: %d events (* marks the ones that matter%s):\n", len(f.Witness), how)
+	gap := false
+	for i, e := range f.Witness {
+		if !show[i] {
+			gap = true
+			continue
+		}
+		if gap {
+			fmt.Fprintf(sb, "          ...\n")
+			gap = false
+		}
+		fmt.Fprintf(sb, "        %s\n", eventLine(i, e))
+	}
+	if gap {
+		fmt.Fprintf(sb, "          ...\n")
+	}
+}
+
+// eventLine renders one event: mark, number (from 1), thread, task,
+// operation, and the object's value after it.
+func eventLine(i int, e verify.ReportEvent) string {
+	mark := " "
+	if e.Marked {
+		mark = "*"
+	}
+	who := clean(e.ThreadName)
+	if who == "" {
+		who = fmt.Sprintf("thread %d", e.Thread)
+	}
+	line := fmt.Sprintf("%s %3d  %s", mark, i+1, who)
+	if e.Task != "" && !strings.HasPrefix(e.ThreadName, "task ") {
+		line += " " + quoteName(e.Task)
+	}
+	op := clean(e.Op)
+	if op == "" {
+		op = fmt.Sprintf("step %d", e.Step)
+	}
+	line += ": " + op
+	if e.Value != nil {
+		line += fmt.Sprintf(" → %s = %d", clean(e.Object), *e.Value)
+	}
+	return line
+}
+
+// replayArg is the file argument a replay command line names.
+func replayArg(file string) string {
+	if file == "" || file == defaultFile {
+		return "-"
+	}
+	return clean(file)
 }

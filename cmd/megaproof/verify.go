@@ -405,9 +405,21 @@ func (v *verifier) verifyData(file string, data []byte) *verify.Report {
 		}
 		return r
 	}
-	r := v.verifyProgram(file, p)
+	r := v.verifyProgram(file, p, locator(format))
 	r.Format = format
 	return r
+}
+
+// locator is the JSON path table of an input format: nil (no paths) for
+// one without.
+func locator(format string) schedule.Locator {
+	switch format {
+	case formatMegaproof:
+		return schedule.Paths{}
+	case formatAMK:
+		return amk.Paths{}
+	}
+	return nil
 }
 
 // verifyDefault verifies the embedded default schedule.
@@ -418,7 +430,7 @@ func (v *verifier) verifyDefault() *verify.Report {
 		r.File = defaultFile
 		return r
 	}
-	r := v.verifyProgram(defaultFile, p)
+	r := v.verifyProgram(defaultFile, p, schedule.Paths{})
 	r.Format = formatMegaproof
 	return r
 }
@@ -431,7 +443,7 @@ func defaultProgram() (*schedule.Program, error) {
 
 // verifyProgram runs the verifier on a decoded program. A verifier error
 // (it has no bound to report) makes the report inconclusive, never safe.
-func (v *verifier) verifyProgram(file string, p *schedule.Program) *verify.Report {
+func (v *verifier) verifyProgram(file string, p *schedule.Program, loc schedule.Locator) *verify.Report {
 	res, err := runProgram(context.Background(), p, v.cfg)
 	if err != nil {
 		return &verify.Report{
@@ -439,7 +451,7 @@ func (v *verifier) verifyProgram(file string, p *schedule.Program) *verify.Repor
 			Findings: []verify.ReportFinding{{Code: verify.CodeInconclusive, Message: "the verifier stopped: " + err.Error()}},
 		}
 	}
-	r := res.Report(p)
+	r := res.ReportAt(p, loc)
 	r.File = file
 	return r
 }

@@ -1,0 +1,151 @@
+package verify
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/megaproof/megaproof/schedule"
+)
+
+// On every code example, the report's findings carry locations into the
+// document, witnesses keep the empty trace apart from none, and every
+// event is annotated with the state a replay of the witness leaves.
+func TestReportAnnotatesCodeExamples(t *testing.T) {
+	files, err := filepath.Glob("testdata/codes/*.json")
+	if err != nil || len(files) == 0 {
+		t.Fatal(files, err)
+	}
+	for _, file := range files {
+		t.Run(filepath.Base(file), func(t *testing.T) {
+			data, err := os.ReadFile(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, err := schedule.Unmarshal(data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, err := Run(context.Background(), p, Config{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			rep := r.Report(p)
+			b, err := json.Marshal(rep)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var raw struct {
+				Findings []map[string]json.RawMessage `json:"findings"`
+			}
+			if err := json.Unmarshal(b, &raw); err != nil {
+				t.Fatal(err)
+			}
+			for i, f := range rep.Findings {
+				rf := r.Findings[i]
+				_, hasKey := raw.Findings[i]["witness"]
+				_, hasLen := raw.Findings[i]["witness_length"]
+				if hasKey != rf.HasWitness() || hasLen != rf.HasWitness() || f.HasWitness() != rf.HasWitness() {
+					t.Errorf("%s: witness key %v, length key %v, report %v, finding has witness %v", f.Code, hasKey, hasLen, f.HasWitness(), rf.HasWitness())
+				}
+				if want := !staticFinding(p, &rf); rf.HasWitness() != want {
+					t.Errorf("%s: has witness %v, want %v", f.Code, rf.HasWitness(), want)
+				}
+				if len(f.Tasks) > 0 || (f.HasWitness() && Family(f.Code) == "deadlock") {
+					if len(f.Locations) == 0 {
+						t.Errorf("%s: no locations", f.Code)
+					}
+				}
+				for _, l := range f.Locations {
+					if !strings.HasPrefix(l.Path, "$.tasks[") || l.Role == "" || l.Task == "" {
+						t.Errorf("%s: location %+v", f.Code, l)
+					}
+					if !resolves(t, data, l.Path) {
+						t.Errorf("%s: location %s is not in the document", f.Code, l.Path)
+					}
+				}
+				if err := schedule.CheckWitness(p, f.Code, rf.Tasks, f.Events()); err != nil {
+					t.Errorf("%s: report's witness: %v", f.Code, err)
+				}
+				marked := 0
+				for k, e := range f.Witness {
+					if e.ThreadName == "" || e.Task == "" || e.Op == "" || e.Path == "" || !resolves(t, data, e.Path) {
+						t.Errorf("%s: event %d not annotated: %+v", f.Code, k, e)
+					}
+					if (e.Object == "") != (e.Value == nil) {
+						t.Errorf("%s: event %d: object %q with value %v", f.Code, k, e.Object, e.Value)
+					}
+					if e.Value != nil {
+						st, err := schedule.Replay(p, f.Events()[:k+1])
+						if err != nil {
+							t.Fatal(err)
+						}
+						name, _ := strings.CutPrefix(e.Object, "counter ")
+						for c, ctr := range p.Counters {
+							if ctr.Name == name && st.Counters[c] != *e.Value {
+								t.Errorf("%s: event %d: %s is %d, annotated %d", f.Code, k, e.Object, st.Counters[c], *e.Value)
+							}
+						}
+					}
+					if e.Marked {
+						marked++
+					}
+				}
+				if len(f.Witness) > 0 && marked == 0 {
+					t.Errorf("%s: no event of %d is marked", f.Code, len(f.Witness))
+				}
+			}
+		})
+	}
+}
+
+// resolves reports whether a JSON path of the form $.a[1].b... names a
+// member of the document.
+func resolves(t *testing.T, data []byte, path string) bool {
+	t.Helper()
+	var v any
+	if err := json.Unmarshal(data, &v); err != nil {
+		t.Fatal(err)
+	}
+	rest, ok := strings.CutPrefix(path, "$")
+	if !ok {
+		return false
+	}
+	for rest != "" {
+		switch rest[0] {
+		case '.':
+			end := strings.IndexAny(rest[1:], ".[")
+			if end < 0 {
+				end = len(rest) - 1
+			}
+			key := rest[1 : 1+end]
+			rest = rest[1+end:]
+			o, ok := v.(map[string]any)
+			if !ok {
+				return false
+			}
+			if v, ok = o[key]; !ok {
+				return false
+			}
+		case '[':
+			end := strings.IndexByte(rest, ']')
+			i, err := strconv.Atoi(rest[1:end])
+			if err != nil {
+				return false
+			}
+			rest = rest[end+1:]
+			a, ok := v.([]any)
+			if !ok || i < 0 || i >= len(a) {
+				return false
+			}
+			v = a[i]
+		default:
+			return false
+		}
+	}
+	return true
+}
