@@ -405,14 +405,14 @@ func (v *verifier) verifyData(file string, data []byte) *verify.Report {
 		}
 		return r
 	}
-	r := v.verifyProgram(file, p, locator(format))
+	r := v.verifyProgram(file, p, formatPaths(format))
 	r.Format = format
 	return r
 }
 
-// locator is the JSON path table of an input format: nil (no paths) for
+// formatPaths is the JSON path table of an input format: nil (no paths) for
 // one without.
-func locator(format string) schedule.Locator {
+func formatPaths(format string) schedule.Locator {
 	switch format {
 	case formatMegaproof:
 		return schedule.Paths{}
