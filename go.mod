@@ -3,6 +3,7 @@ module github.com/megaproof/megaproof
 go 1.26.0
 
 require (
+	github.com/dominikbraun/graph v0.23.0
 	github.com/google/go-cmp v0.7.0
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
 	github.com/vbauerster/mpb/v8 v8.16.2

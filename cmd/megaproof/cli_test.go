@@ -25,7 +25,7 @@ func TestHelpListsFlags(t *testing.T) {
 		flags []string
 	}{
 		{"verify", []string{"--json", "--format", "--stream", "-v", "--max-states", "--max-bytes"}},
-		{"dot", []string{"--max-bytes"}},
+		{"dot", []string{"--max-bytes", "--focus", "--radius", "--worker", "--layer"}},
 		{"corpus", []string{"--json", "--every", "--quiet"}},
 		{"explain", nil},
 		{"schema", []string{"amk"}},
@@ -63,7 +63,7 @@ func TestStdin(t *testing.T) {
 		t.Errorf("report %+v", r)
 	}
 	code, out, _ = runCLI(t, string(doc), "dot", "-")
-	if code != exitSafe || !strings.HasPrefix(out, "digraph ") {
+	if code != exitSafe || !strings.HasPrefix(out, "strict digraph ") {
 		t.Errorf("dot - = %d: %s", code, out)
 	}
 	// "--" ends the flags: a file named -v.

@@ -9,7 +9,7 @@
 //
 //	megaproof verify [--json | --format text|json|sarif] [--stream] [-v] [--max-states N] [--max-bytes SIZE] [--iterations K] [FILE...]
 //	megaproof explain [CODE]
-//	megaproof dot [--max-bytes SIZE] FILE
+//	megaproof dot [--focus TASK|finding:N] [--radius N] [--worker N] [--layer N] [--max-bytes SIZE] [FILE]
 //	megaproof schema [result|program|amk]
 //	megaproof corpus [--json] [--every N] [--quiet]
 //	megaproof version
@@ -87,10 +87,17 @@
 // # Other commands
 //
 // explain prints the documentation of a finding code (all codes without an
-// argument). dot prints the task graph in Graphviz form: tasks are nodes,
-// edges run from signalling tasks to the tasks that wait on their counter
-// (and through barriers and semaphores), and each worker's static queue is
-// a cluster. schema prints the JSON Schema of verify's --json output, of
+// argument). dot prints the task graph in Graphviz form (the embedded
+// default schedule without FILE): tasks are nodes, edges run from
+// signalling tasks to the tasks that wait on their counter (and through
+// barriers and semaphores), dotted edges give each worker's queue order,
+// and the findings of verify are drawn: a racing pair joined by a red
+// edge, the tasks of other findings outlined in red. For schedules of
+// thousands of tasks, --focus TASK or --focus finding:N draws the
+// neighbourhood of a task or of a finding's tasks (--radius sync edges
+// around them, 1 by default), --worker N a worker's queue and --layer N a
+// layer (the tasks' "layer" parameter, else their happens-before depth);
+// selectors given together intersect. schema prints the JSON Schema of verify's --json output, of
 // the megaproof/v1 program format, or of the AutoMegaKernel IR JSON that
 // verify reads.
 //

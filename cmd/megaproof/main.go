@@ -40,7 +40,7 @@ func init() {
 	commands = []command{
 		{"verify", "[flags] [FILE...]", "decide whether schedules can deadlock or race (no FILE: the embedded default)", runVerify},
 		{"explain", "[CODE]", "print the documentation of a finding code (all codes without CODE)", runExplain},
-		{"dot", "[flags] FILE", "print the task graph of a schedule in Graphviz form", runDot},
+		{"dot", "[flags] [FILE]", "print the task graph of a schedule in Graphviz form, findings drawn", runDot},
 		{"schema", "[result|program|amk]", "print a JSON Schema: verify --json output, the program format, AutoMegaKernel IR", runSchema},
 		{"corpus", "[flags]", "run the regression corpus: verify against oracle-labelled mutants", runCorpus},
 		{"version", "", "print the version megaproof was built from", runVersion},

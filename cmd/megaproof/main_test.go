@@ -96,7 +96,7 @@ func TestUsage(t *testing.T) {
 		{[]string{"-h"}, exitSafe, "megaproof explain", "", "-h is help"},
 		{[]string{"frobnicate"}, exitInvalid, "", `unknown command "frobnicate"`, "unknown commands are usage errors"},
 		{[]string{"verify", "--bogus"}, exitInvalid, "", "flag provided but not defined", "unknown flags are usage errors"},
-		{[]string{"dot"}, exitInvalid, "", "usage: megaproof dot [flags] FILE", "dot needs one file"},
+		{[]string{"dot", "a.json", "b.json"}, exitInvalid, "", "usage: megaproof dot [flags] [FILE]", "dot draws one file"},
 		{[]string{"schema", "nope"}, exitInvalid, "", "usage: megaproof schema", "three schemas exist"},
 		{[]string{"verify", "--stream", "f.json"}, exitInvalid, "", "--stream reads standard input", "a stream has no files"},
 		{[]string{"verify", "--max-states", "0"}, exitInvalid, "", "must be positive", "a budget of nothing"},
@@ -380,50 +380,6 @@ func TestExplain(t *testing.T) {
 	code, _, errOut := runCLI(t, "", "explain", "race")
 	if code != exitInvalid || !strings.Contains(errOut, "did you mean race.raw, race.war, race.waw, race.unsynchronized, race.scope?") {
 		t.Errorf("explain race = %d: %s", code, errOut)
-	}
-}
-
-func TestDot(t *testing.T) {
-	code, out, errOut := runCLI(t, "", "dot", "testdata/default.json")
-	if code != exitSafe {
-		t.Fatalf("dot = %d: %s", code, errOut)
-	}
-	for _, want := range []string{
-		`digraph "tiny-mlp" {`,
-		`subgraph cluster_w0 {`,
-		`label="worker 1";`,
-		`t0 [label="up.0\ngemv"];`,
-		`t0 -> t2 [style=dotted, color=gray, arrowhead=none];`,
-		`t0 -> t2 [label="h_ready ≥ 2"];`,
-		`t1 -> t3 [label="h_ready ≥ 2"];`,
-	} {
-		if !strings.Contains(out, want) {
-			t.Errorf("dot output lacks %q:\n%s", want, out)
-		}
-	}
-	if strings.Count(out, "{") != strings.Count(out, "}") {
-		t.Errorf("unbalanced braces:\n%s", out)
-	}
-	_, again, _ := runCLI(t, "", "dot", "testdata/default.json")
-	if again != out {
-		t.Error("dot output is not deterministic")
-	}
-	// Barriers, semaphores and dynamic tasks.
-	b := schedule.NewBuilder(`q"uote`, schedule.Launch{SMs: 1, PerSM: 1, Workers: 1})
-	g := b.Barrier("g", 2)
-	s := b.Semaphore("s", 1)
-	b.Task("a").On(0).Sync(g).Release(s, 1)
-	b.Task("b").Sync(g).Acquire(s, 1)
-	file := writeProgram(t, "bs.json", mustProgram(t, b))
-	_, out, _ = runCLI(t, "", "dot", file)
-	for _, want := range []string{`digraph "q\"uote" {`, `o0 [shape=diamond, label="g"];`, `t1 [label="b", style=rounded];`, `t0 -> o1 [style=dashed, label="release 1"];`, `o1 -> t1 [style=dashed, label="acquire 1"];`, `o0 -> t0 [style=dashed, label="sync"];`} {
-		if !strings.Contains(out, want) {
-			t.Errorf("dot output lacks %q:\n%s", want, out)
-		}
-	}
-	bad := writeFile(t, "bad.json", []byte("{"))
-	if code, _, errOut := runCLI(t, "", "dot", bad); code != exitInvalid || !strings.Contains(errOut, "invalid.syntax") {
-		t.Errorf("dot of bad input = %d: %s", code, errOut)
 	}
 }
 
