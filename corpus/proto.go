@@ -35,6 +35,7 @@ func protoRecipes() []string {
 			out = append(out, fmt.Sprintf("proto:kind=mutex,locks=%d,tasks=%d", locks, k))
 		}
 	}
+	out = append(out, semaRecipes()...)
 	return out
 }
 
@@ -48,6 +49,8 @@ func buildProto(kv params) (*schedule.Program, error) {
 			return nil, err
 		}
 		return protoRing(v[0], v[1])
+	case "sema-ring", "sema-pool", "sema-chain", "sema-locks", "sema-dyn":
+		return buildSema(kv)
 	case "barrier":
 		v, err := kv.ints([]string{"workers", "phases"}, []int{2, 2})
 		if err != nil {

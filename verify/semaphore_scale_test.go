@@ -1,0 +1,240 @@
+package verify_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/megaproof/megaproof/corpus"
+	"github.com/megaproof/megaproof/internal/brute"
+	"github.com/megaproof/megaproof/schedule"
+	"github.com/megaproof/megaproof/verify"
+	"github.com/megaproof/megaproof/verify/explore"
+)
+
+// A one-edit twin of a semaphore seed: the edit, and the codes verify may
+// report (the first is required).
+type semaTwin struct {
+	name  string
+	edit  func(p *schedule.Program) error
+	codes []string
+}
+
+// dropStep removes the first step of kind on semaphore sem from task.
+func dropStep(task, sem string, kind schedule.StepKind) func(p *schedule.Program) error {
+	return func(p *schedule.Program) error {
+		t, s, err := taskAndSem(p, task, sem)
+		if err != nil {
+			return err
+		}
+		for _, list := range []*[]schedule.Step{&t.Before, &t.After} {
+			for i, st := range *list {
+				if st.Kind == kind && st.Object == s {
+					*list = slices.Delete(slices.Clone(*list), i, i+1)
+					return nil
+				}
+			}
+		}
+		return fmt.Errorf("task %s has no %v on %s", task, kind, sem)
+	}
+}
+
+// swapAcquires reverses the order of task's first two acquires.
+func swapAcquires(task string) func(p *schedule.Program) error {
+	return func(p *schedule.Program) error {
+		t, _, err := taskAndSem(p, task, "")
+		if err != nil {
+			return err
+		}
+		var at []int
+		for i, st := range t.Before {
+			if st.Kind == schedule.Acquire {
+				at = append(at, i)
+			}
+		}
+		if len(at) < 2 {
+			return fmt.Errorf("task %s has fewer than 2 acquires", task)
+		}
+		t.Before = slices.Clone(t.Before)
+		t.Before[at[0]], t.Before[at[1]] = t.Before[at[1]], t.Before[at[0]]
+		return nil
+	}
+}
+
+func taskAndSem(p *schedule.Program, task, sem string) (*schedule.Task, int32, error) {
+	ti := slices.IndexFunc(p.Tasks, func(t schedule.Task) bool { return t.Name == task })
+	if ti < 0 {
+		return nil, 0, fmt.Errorf("no task %s", task)
+	}
+	si := slices.IndexFunc(p.Semaphores, func(s schedule.Semaphore) bool { return s.Name == sem })
+	if si < 0 && sem != "" {
+		return nil, 0, fmt.Errorf("no semaphore %s", sem)
+	}
+	return &p.Tasks[ti], int32(si), nil
+}
+
+var (
+	skipAcquire = func(task, sem string) func(*schedule.Program) error {
+		return dropStep(task, sem, schedule.Acquire)
+	}
+	dropRelease = func(task, sem string) func(*schedule.Program) error {
+		return dropStep(task, sem, schedule.Release)
+	}
+	races    = []string{verify.CodeRaceRAW, verify.CodeRaceWAR, verify.CodeRaceWAW, verify.CodeUninitializedRead}
+	semStuck = []string{verify.CodeDeadlockSemaphore, verify.CodeDeadlockCycle}
+)
+
+// The semaphore protocol seeds of the corpus (corpus/proto_sema.go), at the
+// sizes the explorer labels and at full-GPU scale, are safe, and each
+// one-edit twin (a skipped acquire, a missing release, acquires in
+// opposite order) is unsafe with the right code and a witness that
+// schedule.CheckWitness accepts. Where the explorer or the brute-force
+// enumerator finishes, it agrees on the families.
+func TestSemaphoreScaleSeeds(t *testing.T) {
+	for _, tc := range []struct {
+		recipe string
+		twins  []semaTwin
+	}{
+		{"proto:kind=sema-ring,pairs=2,slots=2,items=4", []semaTwin{
+			{"skip-full-acquire", skipAcquire("consume1.2", "full1"), races},
+			{"missing-full-release", dropRelease("produce1.1", "full1"), semStuck},
+		}},
+		{"proto:kind=sema-ring,pairs=3,slots=1,items=3", []semaTwin{
+			{"missing-empty-release", dropRelease("consume0.0", "empty0"), semStuck},
+		}},
+		{"proto:kind=sema-ring,pairs=66,slots=2,items=32", []semaTwin{
+			{"skip-full-acquire", skipAcquire("consume33.16", "full33"), races},
+			{"missing-full-release", dropRelease("produce33.16", "full33"), semStuck},
+		}},
+		{"proto:kind=sema-pool,workers=3,tasks=2,pages=4,take=2", []semaTwin{
+			{"missing-release", dropRelease("fill1.0", "credits"), semStuck},
+		}},
+		{"proto:kind=sema-pool,workers=60,tasks=3,pages=30,take=1", nil},
+		{"proto:kind=sema-pool,workers=132,tasks=4,pages=66,take=2", nil},
+		{"proto:kind=sema-pool,workers=4,tasks=1,pages=2,take=1", []semaTwin{
+			{"missing-release", dropRelease("fill3.0", "credits"), semStuck},
+		}},
+		{"proto:kind=sema-chain,workers=3,items=2,slots=1,rounds=2", []semaTwin{
+			{"skip-full-acquire", skipAcquire("stage2.r1.i0", "full1"), races},
+			{"missing-empty-release", dropRelease("stage1.r0.i0", "empty0"), semStuck},
+		}},
+		{"proto:kind=sema-chain,workers=132,items=2,slots=1,rounds=1", []semaTwin{
+			{"skip-full-acquire", skipAcquire("stage70.r0.i1", "full69"), races},
+			{"missing-full-release", dropRelease("stage70.r0.i1", "full70"), semStuck},
+		}},
+		{"proto:kind=sema-locks,workers=2,tasks=2", []semaTwin{
+			{"opposite-order", swapAcquires("update1.1"), semStuck},
+			{"missing-release", dropRelease("update0.0", "b"), semStuck},
+		}},
+		{"proto:kind=sema-dyn,workers=2,tasks=3,credits=1", []semaTwin{
+			// The next task's claim waits for a guard that never holds.
+			{"missing-release", dropRelease("work0", "credits"), []string{verify.CodeDeadlockCycle, verify.CodeDeadlockSemaphore}},
+		}},
+	} {
+		t.Run(tc.recipe, func(t *testing.T) {
+			seed, err := corpus.Build(tc.recipe)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := verifyAndCompare(t, seed)
+			if r.Verdict != verify.Safe {
+				t.Fatalf("seed: verdict %v, findings %+v", r.Verdict, r.Findings)
+			}
+			for _, tw := range tc.twins {
+				t.Run(tw.name, func(t *testing.T) {
+					p, err := corpus.Build(tc.recipe)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if err := tw.edit(p); err != nil {
+						t.Fatal(err)
+					}
+					r := verifyAndCompare(t, p)
+					if r.Verdict != verify.Unsafe {
+						t.Fatalf("twin: verdict %v, want unsafe (findings %+v)", r.Verdict, r.Findings)
+					}
+					seen := false
+					for _, f := range r.Findings {
+						if !slices.Contains(tw.codes, f.Code) {
+							t.Errorf("code %s, want one of %v", f.Code, tw.codes)
+						}
+						seen = seen || f.Code == tw.codes[0]
+						if f.Witness == nil {
+							t.Errorf("%s: no witness", f.Code)
+						} else if err := schedule.CheckWitness(p, f.Code, f.Tasks, f.Witness); err != nil {
+							t.Errorf("%s: witness rejected: %v", f.Code, err)
+						}
+					}
+					if !seen {
+						t.Errorf("no %s finding among %v", tw.codes[0], codesOf(r))
+					}
+				})
+			}
+		})
+	}
+}
+
+func codesOf(r *verify.Result) []string {
+	var out []string
+	for _, f := range r.Findings {
+		out = append(out, f.Code)
+	}
+	return out
+}
+
+func familiesOf(codes []string) []string {
+	var out []string
+	for _, c := range codes {
+		out = append(out, verify.Family(c))
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// verifyAndCompare verifies p and holds the result to the explorer (at
+// most 400 tasks, a few seconds) and the brute-force enumerator (at most
+// 64 tasks) where they finish.
+func verifyAndCompare(t *testing.T, p *schedule.Program) *verify.Result {
+	t.Helper()
+	explored := false
+	defer func() {
+		if len(p.Tasks) <= 16 && !explored {
+			t.Errorf("the explorer did not finish on %d tasks", len(p.Tasks))
+		}
+	}()
+	r, err := verify.Run(context.Background(), p, verify.Config{Sanity: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := familiesOf(codesOf(r))
+	if len(p.Tasks) <= 400 {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		er, err := explore.Run(ctx, p, explore.Config{MaxStates: 100000})
+		cancel()
+		if err == nil && er.Complete {
+			explored = true
+			var ec []string
+			for _, f := range er.Findings {
+				ec = append(ec, f.Code)
+			}
+			if want := familiesOf(ec); !slices.Equal(got, want) {
+				t.Errorf("verify %v, explorer %v", got, want)
+			}
+		}
+	}
+	if len(p.Tasks) > 64 {
+		return r
+	}
+	bf, err := brute.Families(p, brute.Config{MaxStates: 5000})
+	switch {
+	case errors.Is(err, brute.ErrBudget):
+	case err != nil:
+		t.Fatal(err)
+	case !slices.Equal(got, bf):
+		t.Errorf("verify %v, brute-force enumeration %v", got, bf)
+	}
+	return r
+}
