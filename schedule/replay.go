@@ -201,6 +201,9 @@ func (s *State) Key() string {
 // Form is the normal form the state's events refer to.
 func (s *State) Form() *Form { return s.form }
 
+// Program is the program the state is a state of.
+func (s *State) Program() *Program { return s.p }
+
 // Trace is the sequence of events executed so far.
 func (s *State) Trace() []Event { return s.trace }
 

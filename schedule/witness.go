@@ -27,7 +27,6 @@ func CheckWitness(p *Program, code string, tasks []int, trace []Event) error {
 	if err := p.Validate(); err != nil {
 		return err
 	}
-	family, _, _ := strings.Cut(code, ".")
 	for _, t := range tasks {
 		if t < 0 || t >= len(p.Tasks) {
 			return fmt.Errorf("witness names task %d of %d", t, len(p.Tasks))
@@ -47,6 +46,22 @@ func CheckWitness(p *Program, code string, tasks []int, trace []Event) error {
 	st, err := Replay(p, trace)
 	if err != nil {
 		return err
+	}
+	return st.Exhibits(code, tasks)
+}
+
+// Exhibits judges the state an execution of a valid program reached (by
+// [Replay] or a [Machine]) as [CheckWitness] judges the state its trace
+// reaches: nil when it exhibits a finding of the given code for the given
+// tasks, an error saying what fails otherwise. Static codes, which take no
+// trace, are CheckWitness's alone.
+func (st *State) Exhibits(code string, tasks []int) error {
+	p := st.p
+	family, _, _ := strings.Cut(code, ".")
+	for _, t := range tasks {
+		if t < 0 || t >= len(p.Tasks) {
+			return fmt.Errorf("witness names task %d of %d", t, len(p.Tasks))
+		}
 	}
 	switch family {
 	case "deadlock", "occupancy":

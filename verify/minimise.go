@@ -2,14 +2,32 @@ package verify
 
 import (
 	"context"
+	"slices"
 
 	"github.com/megaproof/megaproof/schedule"
 )
 
+// Budget of the minimisation: trials (replays of a candidate trace) per
+// witness, and events replayed over all trials of one [Run] (about 0.3 s
+// on the machine of docs/PERFORMANCE.md). Past it the witness found so
+// far, which the judge has accepted, is kept. Cones cost two replays of
+// the witness they come from and no trial of their own.
+const (
+	minimiseTrials = 4096
+	minimiseSteps  = 1 << 21
+)
+
+// keepRawWitnesses turns minimisation off, for tests that compare the
+// analyses' own witnesses with their minimised forms.
+var keepRawWitnesses = false
+
 // finishWitnesses gives every finding of p that takes a trace a non-nil
 // witness (the empty trace stays empty, never nil), and minimises each
-// witness.
+// witness (see [minimise]). Findings without a witness cost nothing, so a
+// safe program pays nothing. Once ctx is done, the witnesses left are kept
+// as they are.
 func (v *verifier) finishWitnesses(ctx context.Context, p *schedule.Program) error {
+	var z *minimiser
 	for i := range v.findings {
 		f := &v.findings[i]
 		if staticFinding(p, f) {
@@ -18,6 +36,284 @@ func (v *verifier) finishWitnesses(ctx context.Context, p *schedule.Program) err
 		if f.Witness == nil {
 			f.Witness = []schedule.Event{}
 		}
+		if len(f.Witness) == 0 || ctx.Err() != nil || keepRawWitnesses {
+			continue
+		}
+		if z == nil {
+			m, err := schedule.NewMachine(p)
+			if err != nil {
+				return nil // unreachable: Run verifies valid programs only
+			}
+			z = &minimiser{ctx: ctx, base: m}
+		}
+		f.Witness = z.minimise(f.Code, f.Tasks, f.Witness)
 	}
 	return nil
+}
+
+// minimiser shrinks one witness, judged by replaying candidates on clones
+// of a machine at the initial state and asking the state they reach
+// whether it exhibits the finding: the judgement of
+// [schedule.CheckWitness], without validating and lowering the program
+// again for every candidate.
+type minimiser struct {
+	ctx    context.Context
+	base   *schedule.Machine
+	code   string
+	tasks  []int
+	trials int // for this witness
+	steps  int // for every witness of the run
+}
+
+// spent reports whether the budget or ctx is exhausted.
+func (z *minimiser) spent() bool {
+	return z.trials >= minimiseTrials || z.steps >= minimiseSteps || z.ctx.Err() != nil
+}
+
+// accepts replays tr and judges the state it reaches.
+func (z *minimiser) accepts(tr []schedule.Event) bool {
+	z.trials++
+	m := z.base.Clone()
+	for _, e := range tr {
+		z.steps++
+		if m.Step(e) != nil {
+			return false
+		}
+	}
+	return m.Exhibits(z.code, z.tasks) == nil
+}
+
+// minimise returns a witness of a finding no longer than w. For races,
+// uninitialized reads and counter overflows, where dispatch does not
+// depend on unrelated threads, it is the causal cone of the events the
+// finding is about (see [minimiser.cone]): no event of it can be left out
+// without disabling a later one, given the signals it chose. Otherwise,
+// while the budget lasts, the last event of any thread is left out as
+// long as the judge still accepts; at the fixed point no thread's last
+// event can be left out. A witness the judge does not accept is returned
+// as it is; every witness returned is accepted.
+func (z *minimiser) minimise(code string, tasks []int, w []schedule.Event) []schedule.Event {
+	z.code, z.tasks, z.trials = code, tasks, 0
+	if z.spent() || !z.accepts(w) {
+		return w
+	}
+	if c := z.cone(w); c != nil {
+		if len(c) < len(w) && z.accepts(c) {
+			return c
+		}
+		return w
+	}
+	return z.trim(w)
+}
+
+// trim leaves out threads' last events while the judge accepts: a whole
+// thread's events at once first, then one event at a time from its end.
+func (z *minimiser) trim(cur []schedule.Event) []schedule.Event {
+	for changed := true; changed; {
+		changed = false
+		for _, th := range threadsByLast(cur) {
+			if z.spent() {
+				return cur
+			}
+			if c := without(cur, func(e schedule.Event) bool { return e.Thread == th }); len(c) < len(cur) && z.accepts(c) {
+				cur, changed = c, true
+				continue
+			}
+			for !z.spent() {
+				i := lastOfThread(cur, th)
+				if i < 0 {
+					break
+				}
+				c := slices.Delete(slices.Clone(cur), i, i+1)
+				if !z.accepts(c) {
+					break
+				}
+				cur, changed = c, true
+			}
+		}
+	}
+	return cur
+}
+
+// lastOfThread is the index of thread th's last event in tr, or -1.
+func lastOfThread(tr []schedule.Event, th int32) int {
+	for i := len(tr) - 1; i >= 0; i-- {
+		if tr[i].Thread == th {
+			return i
+		}
+	}
+	return -1
+}
+
+// threadsByLast lists the threads of tr, the one whose last event is
+// latest first.
+func threadsByLast(tr []schedule.Event) []int32 {
+	seen := map[int32]bool{}
+	var out []int32
+	for i := len(tr) - 1; i >= 0; i-- {
+		if th := tr[i].Thread; !seen[th] {
+			seen[th] = true
+			out = append(out, th)
+		}
+	}
+	return out
+}
+
+// without returns tr less the events drop selects.
+func without(tr []schedule.Event, drop func(schedule.Event) bool) []schedule.Event {
+	out := make([]schedule.Event, 0, len(tr))
+	for _, e := range tr {
+		if !drop(e) {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// cone returns the events of w that the finding's own events need: the
+// racing bodies' begins, the reader's begin, or the overflowing signal
+// (with every earlier signal of its counter), closed under program order
+// and, for each wait, barrier await or acquire kept (and each guard of a
+// dynamic task kept, at its claim), the earliest earlier signals that
+// reach its threshold, the earliest arrivals that complete its
+// generation, or every earlier release of its semaphore. Dropping the
+// other events only removes happens-before edges, so what the finding
+// is about still holds; the judge confirms it. cone returns nil where it
+// does not apply: other codes, and programs whose dispatch or residency
+// depends on threads finishing (non-simple dynamic tasks, or more workers
+// than a non-cooperative launch keeps resident).
+func (z *minimiser) cone(w []schedule.Event) []schedule.Event {
+	m := z.base.Clone()
+	p, form := m.Program(), m.Form()
+	l := p.Launch
+	if !l.Cooperative && l.Workers > l.Capacity() {
+		return nil
+	}
+	for th := form.Workers; th < len(form.Threads); th++ {
+		if !form.Threads[th].Simple() {
+			return nil
+		}
+	}
+	op := func(i int) schedule.Op { return form.Threads[w[i].Thread].Ops[w[i].Step] }
+	n := len(w)
+	keep := make([]bool, n)
+	var work []int
+	need := func(i int) {
+		if !keep[i] {
+			keep[i] = true
+			work = append(work, i)
+		}
+	}
+	family := Family(z.code)
+	switch {
+	case z.code == CodeRaceScope:
+		return nil
+	case family == "race" || z.code == CodeUninitializedRead:
+		want := z.tasks
+		if z.code == CodeUninitializedRead {
+			want = want[:min(1, len(want))]
+		}
+		for i := range w {
+			if o := op(i); o.Kind == schedule.OpBegin && slices.Contains(want, int(o.Task)) {
+				need(i)
+			}
+		}
+	case z.code == CodeCounterOverflow:
+		at := -1
+		for i, e := range w {
+			o := op(i)
+			before := o.Kind == schedule.OpSignal && m.Overflowed[o.Object]
+			z.steps++
+			if m.Step(e) != nil {
+				return nil
+			}
+			if o.Kind == schedule.OpSignal && !before && m.Overflowed[o.Object] {
+				at = i
+				break
+			}
+		}
+		if at < 0 {
+			return nil
+		}
+		c := op(at).Object
+		for i := 0; i <= at; i++ {
+			if o := op(i); o.Kind == schedule.OpSignal && o.Object == c {
+				need(i)
+			}
+		}
+	default:
+		return nil
+	}
+	// Per object, the events that raise it, in trace order; per thread,
+	// its events in program order.
+	nc, nb := len(p.Counters), len(p.Barriers)
+	raise := make([][]int, nc+nb+len(p.Semaphores))
+	byThread := make([][]int, len(form.Threads))
+	posInThread := make([]int, n)
+	for i, e := range w {
+		posInThread[i] = len(byThread[e.Thread])
+		byThread[e.Thread] = append(byThread[e.Thread], i)
+		switch o := op(i); o.Kind {
+		case schedule.OpSignal:
+			raise[o.Object] = append(raise[o.Object], i)
+		case schedule.OpArrive:
+			raise[nc+int(o.Object)] = append(raise[nc+int(o.Object)], i)
+		case schedule.OpRelease:
+			raise[nc+nb+int(o.Object)] = append(raise[nc+nb+int(o.Object)], i)
+		}
+	}
+	kept := make([]int, len(form.Threads)) // per thread: positions [0, kept) needed
+	enable := func(o schedule.Op, at int) {
+		switch o.Kind {
+		case schedule.OpWait:
+			v := p.Counters[o.Object].Init
+			for _, j := range raise[o.Object] {
+				if j >= at || v >= o.Value {
+					break
+				}
+				need(j)
+				if v += op(j).Value; v < op(j).Value {
+					v = ^uint64(0) // saturated, as the machine's counters
+				}
+			}
+		case schedule.OpAwait:
+			v := uint64(0)
+			for _, j := range raise[nc+int(o.Object)] {
+				if j >= at || v >= o.Value {
+					break
+				}
+				need(j)
+				v++
+			}
+		case schedule.OpAcquire:
+			for _, j := range raise[nc+nb+int(o.Object)] {
+				if j >= at {
+					break
+				}
+				need(j)
+			}
+		}
+	}
+	for len(work) > 0 {
+		i := work[len(work)-1]
+		work = work[:len(work)-1]
+		th := w[i].Thread
+		for ; kept[th] < posInThread[i]; kept[th]++ {
+			need(byThread[th][kept[th]])
+		}
+		enable(op(i), i)
+		if int(th) >= form.Workers && w[i].Step == 0 {
+			t := &form.Threads[th]
+			for _, g := range t.Ops[:t.Guard()] {
+				enable(g, i)
+			}
+		}
+	}
+	out := make([]schedule.Event, 0, n)
+	for i, e := range w {
+		if keep[i] {
+			out = append(out, e)
+		}
+	}
+	return out
 }

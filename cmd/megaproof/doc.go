@@ -8,6 +8,7 @@
 // Usage:
 //
 //	megaproof verify [--json | --format text|json|sarif] [--stream] [-v] [--max-states N] [--max-bytes SIZE] [--iterations K] [FILE...]
+//	megaproof replay [--finding N] [--json] [--max-states N] [--max-bytes SIZE] FILE
 //	megaproof explain [CODE]
 //	megaproof dot [--focus TASK|finding:N] [--radius N] [--worker N] [--layer N] [--max-bytes SIZE] [FILE]
 //	megaproof schema [result|program|amk]
@@ -75,6 +76,34 @@
 // file gets a record with code "internal" and verdict inconclusive, the
 // panic and its stack go to stderr, exit status 4 is reported and the
 // remaining files are still verified.
+//
+// Each finding also carries its locations: the JSON paths, in the input's
+// own format, of the tasks and steps involved ("$.tasks[12]",
+// "$.tasks[12].before[0]"; AMK "$.tasks[3].waits[0]"), each with its task
+// and role (writer, reader, stuck, signal, wait, ...). Witness events are
+// annotated: thread_name ("worker 3"), task, op, the sync object the step
+// touches and its value right after the event in a replay, marked for
+// the events that matter, and the step's path. Witnesses are minimised
+// (the causal cone of a race's bodies, of an uninitialized read or of an
+// overflowing signal; otherwise no thread's last event can be left out).
+// A finding with the empty witness (a state stuck from the start) has
+// "witness": [] and "witness_length": 0; a static finding has neither key.
+// The text output prints the witness, marked events starred, and for a
+// long one only the marked events with the one before each.
+//
+// # replay
+//
+// replay FILE verifies FILE as verify does and replays one finding's
+// witness step by step (--finding N, from 1; by default the first finding
+// with a witness): every event with its thread, task, operation, the
+// value of its sync object after it and its JSON path, marked events
+// starred; then where the threads stand (every unfinished thread for a
+// deadlock), and whether schedule.CheckWitness confirms the witness.
+// --json prints one object: the finding as verify --json has it, its
+// index, "confirmed" and, when not, "error". Exit status: 0 confirmed (a
+// static finding by its code alone), 1 not confirmed, 2 invalid input or
+// usage (no such finding; a safe file has none), 3 an inconclusive
+// finding.
 //
 // # Exit status
 //

@@ -1,0 +1,124 @@
+package verify
+
+import (
+	"context"
+	"slices"
+	"testing"
+
+	"github.com/megaproof/megaproof/examples/llama/llamagen"
+	"github.com/megaproof/megaproof/internal/progen"
+	"github.com/megaproof/megaproof/schedule"
+)
+
+// On the 5,805-task Llama-3.2-1B schedule (128-column tiles) with the
+// first wait of one task removed, the race's witness is its causal cone:
+// a few dozen events where the greedy run's trace had hundreds.
+func TestMinimiseLlamaDroppedWait(t *testing.T) {
+	cfg := llamagen.DefaultConfig()
+	cfg.Tile = 128
+	p, err := llamagen.Generate(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Tasks) != 5805 {
+		t.Fatalf("%d tasks, want 5805", len(p.Tasks))
+	}
+	for _, c := range []struct {
+		task string
+		max  int // the events the cone needs, counted by hand
+	}{
+		// L0.rope.g0 (worker 26) reads the q tiles of workers 2 and 3:
+		// embed, norm1, one q tile, then the rope task's other wait (k).
+		{"L0.rope.g0", 30},
+		// L0.o.t0 reads the 32 attention heads' output; the race with
+		// head 0 needs head 0's cone: embed, norm1, q.t0, q.t1, k.t0,
+		// v.t0, rope.g0, kv.g0, attn.h0 and o.t0's begin (37 events);
+		// heads of other groups take other tiles (39).
+		{"L0.o.t0", 39},
+	} {
+		q := p.Clone()
+		i := slices.IndexFunc(q.Tasks, func(t schedule.Task) bool { return t.Name == c.task })
+		q.Tasks[i].Before = q.Tasks[i].Before[1:]
+		r, err := Run(context.Background(), q, Config{Sanity: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		races := 0
+		for _, f := range r.Findings {
+			if Family(f.Code) != "race" {
+				continue
+			}
+			races++
+			if len(f.Witness) > c.max {
+				t.Errorf("%s: %s %v: witness of %d events, want at most %d", c.task, f.Code, f.Tasks, len(f.Witness), c.max)
+			}
+			if err := schedule.CheckWitness(q, f.Code, f.Tasks, f.Witness); err != nil {
+				t.Errorf("%s: %s: %v", c.task, f.Code, err)
+			}
+		}
+		if races == 0 {
+			t.Errorf("%s: no race found: %+v", c.task, r.Findings)
+		}
+	}
+}
+
+// On random programs, every minimised witness is accepted, no longer than
+// the analysis' own, and, where minimisation trims (deadlocks, race.scope,
+// and programs whose dispatch depends on threads finishing), locally
+// minimal: leaving out any thread's last event makes the judge refuse it.
+func TestMinimiseRandomPrograms(t *testing.T) {
+	gen := progen.Program(progen.Small())
+	n := 1500
+	if testing.Short() {
+		n = 300
+	}
+	trimmed, coned := 0, 0
+	keepRawWitnesses = true
+	defer func() { keepRawWitnesses = false }()
+	for i := 0; i < n; i++ {
+		p := gen.Example(i)
+		r, err := Run(context.Background(), p, Config{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := schedule.NewMachine(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range r.Findings {
+			if len(f.Witness) == 0 || staticFinding(p, &f) {
+				continue
+			}
+			z := &minimiser{ctx: context.Background(), base: m}
+			w := z.minimise(f.Code, f.Tasks, f.Witness)
+			if len(w) > len(f.Witness) {
+				t.Fatalf("seed %d: %s: minimised %d events to %d", i, f.Code, len(f.Witness), len(w))
+			}
+			if err := schedule.CheckWitness(p, f.Code, f.Tasks, w); err != nil {
+				if schedule.CheckWitness(p, f.Code, f.Tasks, f.Witness) != nil {
+					continue // the analysis' own witness is refused: kept as it is
+				}
+				t.Fatalf("seed %d: %s %v: minimised witness refused: %v", i, f.Code, f.Tasks, err)
+			}
+			if z.cone(f.Witness) != nil {
+				coned++
+				continue
+			}
+			if z.spent() {
+				continue
+			}
+			trimmed++
+			for _, th := range threadsByLast(w) {
+				k := lastOfThread(w, th)
+				c := slices.Delete(slices.Clone(w), k, k+1)
+				if schedule.CheckWitness(p, f.Code, f.Tasks, c) == nil {
+					t.Fatalf("seed %d: %s: event %d of %d (thread %d) can be left out", i, f.Code, k, len(w), th)
+				}
+			}
+		}
+	}
+	if trimmed < 20 || coned < 20 {
+		t.Errorf("%d witnesses trimmed and %d reduced to cones: too few to test", trimmed, coned)
+	}
+	t.Logf("%d witnesses trimmed, %d reduced to cones", trimmed, coned)
+}
