@@ -27,6 +27,7 @@ func TestHelpListsFlags(t *testing.T) {
 		{"verify", []string{"--json", "--format", "--stream", "-v", "--max-states", "--max-bytes"}},
 		{"dot", []string{"--max-bytes", "--focus", "--radius", "--worker", "--layer"}},
 		{"corpus", []string{"--json", "--every", "--quiet"}},
+		{"report", []string{"-o", "--max-states", "--max-bytes"}},
 		{"explain", nil},
 		{"schema", []string{"amk"}},
 		{"version", nil},

@@ -10,6 +10,7 @@
 //	megaproof verify [--json | --format text|json|sarif] [--stream] [-v] [--max-states N] [--max-bytes SIZE] [--iterations K] [FILE...]
 //	megaproof replay [--finding N] [--json] [--max-states N] [--max-bytes SIZE] FILE
 //	megaproof explain [CODE]
+//	megaproof report [-o FILE] [--max-states N] [--max-bytes SIZE] [FILE]
 //	megaproof dot [--focus TASK|finding:N] [--radius N] [--worker N] [--layer N] [--max-bytes SIZE] [FILE]
 //	megaproof schema [result|program|amk]
 //	megaproof corpus [--json] [--every N] [--quiet]
@@ -129,6 +130,23 @@
 // selectors given together intersect. schema prints the JSON Schema of verify's --json output, of
 // the megaproof/v1 program format, or of the AutoMegaKernel IR JSON that
 // verify reads.
+//
+// # report
+//
+// report verifies one schedule (the embedded default without FILE) and
+// writes an HTML report to -o FILE (standard output by default): one
+// self-contained page, with inline CSS, script and SVG and nothing loaded
+// from the network, that shows the verdict, each finding with its
+// locations and its fix (in words, and as a JSON Patch where the finding
+// has one), a swimlane of the selected finding's witness (one lane per
+// thread with events in the window, events in trace order, the events
+// that matter highlighted in red, each event's operation and the sync
+// object's value after it on hover and in a table) and the sync objects
+// the witness touches with their initial values and their values after
+// it. A finding without a trace highlights the tasks it names. The page
+// draws a window of 120 events at a time, so the report of a schedule of
+// thousands of tasks with a witness of thousands of events opens at once.
+// Its exit status is verify's.
 //
 // # corpus
 //

@@ -93,7 +93,7 @@ func runDot(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	var rep *verify.Report
 	if r := v.guard(file, func() *verify.Report {
-		res, err := runProgram(context.Background(), p, verify.Config{})
+		res, err := runProgram(context.Background(), p, verify.Config{MaxStates: verify.DefaultMaxStates})
 		if err != nil {
 			return &verify.Report{File: file, Verdict: verify.Inconclusive}
 		}

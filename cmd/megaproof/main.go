@@ -41,6 +41,7 @@ func init() {
 		{"verify", "[flags] [FILE...]", "decide whether schedules can deadlock or race (no FILE: the embedded default)", runVerify},
 		{"replay", "[flags] FILE", "replay a finding's witness step by step with the state, and confirm it", runReplay},
 		{"explain", "[CODE]", "print the documentation of a finding code (all codes without CODE)", runExplain},
+		{"report", "[-o FILE] [FILE]", "write an HTML report: verdict, findings, fixes, witness swimlane", runReport},
 		{"dot", "[flags] [FILE]", "print the task graph of a schedule in Graphviz form, findings drawn", runDot},
 		{"schema", "[result|program|amk]", "print a JSON Schema: verify --json output, the program format, AutoMegaKernel IR", runSchema},
 		{"corpus", "[flags]", "run the regression corpus: verify against oracle-labelled mutants", runCorpus},
