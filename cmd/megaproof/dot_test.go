@@ -2,8 +2,10 @@ package main
 
 import (
 	"bytes"
+	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -213,5 +215,48 @@ func TestDotFocus(t *testing.T) {
 	}
 	if !bytes.Contains(svg.Bytes(), []byte("L8.q.t5")) || !bytes.Contains(svg.Bytes(), []byte(`stroke="red"`)) {
 		t.Errorf("the SVG lacks the racing task or the red edge")
+	}
+}
+
+// BenchmarkDot times dot on the 5,805-task Llama schedule with one wait
+// removed: the whole graph, and the neighbourhood of finding 0 (reading,
+// verifying and drawing included).
+func BenchmarkDot(b *testing.B) {
+	cfg := llamagen.DefaultConfig()
+	cfg.Tile = 128
+	p, err := llamagen.Generate(cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for i := range p.Tasks {
+		if p.Tasks[i].Name == "L8.q.t5" {
+			p.Tasks[i].Before = nil
+		}
+	}
+	data, err := schedule.Marshal(p)
+	if err != nil {
+		b.Fatal(err)
+	}
+	file := filepath.Join(b.TempDir(), "llama.json")
+	if err := os.WriteFile(file, data, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	for _, bc := range []struct {
+		name string
+		args []string
+	}{
+		{"full", []string{"dot", file}},
+		{"focus", []string{"dot", "--focus", "finding:0", file}},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			var out bytes.Buffer
+			for b.Loop() {
+				out.Reset()
+				if code := run(bc.args, strings.NewReader(""), &out, io.Discard); code != exitSafe {
+					b.Fatalf("exit %d", code)
+				}
+			}
+			b.ReportMetric(float64(out.Len()), "bytes")
+		})
 	}
 }
