@@ -48,6 +48,12 @@ type ReportFinding struct {
 	Related []string `json:"related,omitempty"`
 	// Fix suggests an edit that removes the finding, when one is evident.
 	Fix string `json:"fix,omitempty"`
+	// Patch is Fix as RFC 6902 JSON Patch operations on the input
+	// document, where the fix is a definite edit and the document is
+	// megaproof/v1 (see docs/SEMANTICS.md, "Fixes as patches"). Applying
+	// it removes the finding on the code examples; verify the result, as
+	// an edit may change what else the program does.
+	Patch []PatchOp `json:"patch,omitempty"`
 	// Witness is the finding's trace (see [Finding.Witness]), each event
 	// annotated, and WitnessLength its number of events. A finding with a
 	// witness has a non-nil Witness, empty for the empty trace (a state
@@ -153,7 +159,8 @@ func (r *Result) Report(p *schedule.Program) *Report {
 // JSON paths of loc (the input document's format; nil: none): each task
 // index becomes the task's name (#N for an index p does not have, which
 // only a Result of another program can hold), each witness is replayed to
-// annotate its events, and each finding gets its locations. File and Format
+// annotate its events, and each finding gets its locations and, for a
+// megaproof/v1 document ([schedule.Paths]), its patch. File and Format
 // are left for the caller.
 func (r *Result) ReportAt(p *schedule.Program, loc schedule.Locator) *Report {
 	rep := &Report{Verdict: r.Verdict, Stats: r.Stats, Findings: make([]ReportFinding, 0, len(r.Findings))}
@@ -183,6 +190,9 @@ func (r *Result) ReportAt(p *schedule.Program, loc schedule.Locator) *Report {
 				a.m = base.Clone()
 			}
 			a.finding(f, &rf)
+			if _, v1 := loc.(schedule.Paths); v1 {
+				rf.Patch = patchFor(p, f, a.st)
+			}
 		}
 		if f.Witness != nil && rf.Witness == nil {
 			rf.Witness = bare(f.Witness)

@@ -33,6 +33,11 @@ func (v *verifier) addStatic(at int, static []Finding) {
 // writes; tests shrink it.
 var staticBudget = func(writes int) int64 { return 64*int64(writes) + 1<<21 }
 
+// unwrittenMessage is the message of an output-unwritten finding.
+func unwrittenMessage(buffer string, lo, hi int64) string {
+	return fmt.Sprintf("output %s: bytes [%d, %d) are never written", buffer, lo, hi)
+}
+
 // staticFindings computes the static findings. Bounds are decided on each
 // access's extent, output coverage on the writes' rectangles: neither
 // depends on rows or sizes. An output buffer whose coverage needs more than
@@ -77,7 +82,7 @@ func staticFindings(p *schedule.Program) []Finding {
 					Code:    CodeReadonlyWrite,
 					Message: fmt.Sprintf("task %q writes %s buffer %s", t.Name, b.Kind, b.Name),
 					Tasks:   []int{i},
-					Fix:     fmt.Sprintf("write a scratch or output buffer instead of %s", b.Name),
+					Fix:     fmt.Sprintf("write a scratch or output buffer instead of %s, or declare %s a state buffer (initialized and writable)", b.Name, b.Name),
 				})
 			}
 			if b.Kind == schedule.KindOutput {
@@ -98,8 +103,8 @@ func staticFindings(p *schedule.Program) []Finding {
 		case found:
 			add(Finding{
 				Code:    CodeOutputUnwritten,
-				Message: fmt.Sprintf("output %s: bytes [%d, %d) are never written", b.Name, geom.Byte(0, gap.Lo), geom.Byte(0, gap.Hi)),
-				Fix:     "add the missing tile",
+				Message: unwrittenMessage(b.Name, geom.Byte(0, gap.Lo), geom.Byte(0, gap.Hi)),
+				Fix:     fmt.Sprintf("write bytes [%d, %d) of %s in the task that produces them (the missing tile)", geom.Byte(0, gap.Lo), geom.Byte(0, gap.Hi), b.Name),
 			})
 		}
 	}

@@ -64,6 +64,7 @@ type annotator struct {
 	p   *schedule.Program
 	loc schedule.Locator
 	m   *schedule.Machine // replays the witness; nil for a finding without one
+	st  *schedule.State   // the state the witness reaches, once replayed in full
 }
 
 // taskRole is what the i-th task of a finding does: for a race, "writer"
@@ -198,6 +199,9 @@ func (a *annotator) finding(f *Finding, rf *ReportFinding) {
 		events[i] = ev
 	}
 	rf.Witness = events
+	if replayed {
+		a.st = &m.State
+	}
 	mark := func(i int, role string) {
 		events[i].Marked = true
 		if role != "" && events[i].Path != "" {

@@ -1,0 +1,324 @@
+package verify
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+
+	"github.com/megaproof/megaproof/internal/geom"
+	"github.com/megaproof/megaproof/schedule"
+)
+
+// PatchOp is one RFC 6902 JSON Patch operation. Path and From are JSON
+// Pointers (RFC 6901: "/tasks/3/before/-"), not JSON paths.
+type PatchOp struct {
+	Op   string `json:"op"` // "add", "remove", "replace" or "move"
+	Path string `json:"path"`
+	// Value is the JSON value an add or replace puts at Path.
+	Value json.RawMessage `json:"value,omitempty"`
+	From  string          `json:"from,omitempty"`
+}
+
+// raw encodes a patch value (maps, slices, strings and numbers only).
+func raw(v any) json.RawMessage {
+	b, err := marshalPlain(v)
+	if err != nil {
+		panic(err) // unreachable: values are plain data
+	}
+	return b
+}
+
+// patchFor returns the fix of finding f as JSON Patch operations on p's
+// megaproof/v1 document, or nil where the fix is not one definite edit.
+// st is the state f's witness reaches (nil for a finding without one).
+// The edits:
+//
+//   - race.raw, race.war, race.waw: a new counter that the first task
+//     signals after its body and the second waits for before its own;
+//   - race.unsynchronized: the relaxed or cta-scoped signals after the
+//     first task's body and waits before the second's become release
+//     signals and acquire waits at gpu scope;
+//   - race.scope: the two tasks' cta-scoped steps become gpu-scoped;
+//   - deadlock.unsatisfiable: the stuck wait's threshold lowered to what
+//     its counter can reach;
+//   - deadlock.barrier: the stuck thread's sync, which has no partners,
+//     removed;
+//   - deadlock.cycle: a stuck task moved after the first later task of its
+//     worker that signals what another stuck thread waits for;
+//   - counter-overflow: the counter declared 64 bits wide;
+//   - occupancy: blocks_per_sm raised so every worker is co-resident (a
+//     non-cooperative launch), or at most as many workers as the target
+//     holds (a cooperative one, when no task is pinned beyond them);
+//   - readonly-write: the written input or weight buffer declared state;
+//   - output-unwritten: the bytes written by the last task (in list order)
+//     that writes the buffer, or by a new dynamic task when none does.
+func patchFor(p *schedule.Program, f *Finding, st *schedule.State) []PatchOp {
+	switch f.Code {
+	case CodeRaceRAW, CodeRaceWAR, CodeRaceWAW:
+		if len(f.Tasks) == 2 {
+			return orderPatch(p, f.Tasks[0], f.Tasks[1])
+		}
+	case CodeRaceUnsynchronized:
+		if len(f.Tasks) == 2 {
+			return strengthenPatch(p, f.Tasks[0], f.Tasks[1])
+		}
+	case CodeRaceScope:
+		var ops []PatchOp
+		for _, t := range f.Tasks {
+			ops = append(ops, widenPatch(p, t)...)
+		}
+		return ops
+	case CodeDeadlockUnsatisfiable, CodeDeadlockBarrier:
+		if st == nil || len(f.Tasks) == 0 {
+			return nil
+		}
+		th := threadOf(st.Form(), p, f.Tasks[0])
+		if th < 0 || st.Finished(th) {
+			return nil
+		}
+		task, after, j, ok := st.Form().StepSource(p, th, int(st.Pos[th]))
+		if !ok || j < 0 || task != f.Tasks[0] {
+			return nil
+		}
+		s := stepList(p, task, after)[j]
+		path := stepPointer(task, after, j)
+		if f.Code == CodeDeadlockBarrier {
+			if s.Kind != schedule.Sync {
+				return nil
+			}
+			return []PatchOp{{Op: "remove", Path: path}}
+		}
+		reach := reachable(p, s.Object)
+		if s.Kind != schedule.Wait || reach == 0 || reach >= s.Value {
+			return nil
+		}
+		return []PatchOp{{Op: "replace", Path: path + "/ge", Value: raw(reach)}}
+	case CodeDeadlockCycle:
+		if st != nil {
+			return cyclePatch(p, f, st)
+		}
+	case CodeCounterOverflow:
+		if st == nil {
+			return nil
+		}
+		for c, over := range st.Overflowed {
+			if over && p.Counters[c].Width < 64 {
+				return []PatchOp{{Op: "add", Path: "/counters/" + strconv.Itoa(c) + "/width", Value: raw(64)}}
+			}
+		}
+	case CodeOccupancy:
+		l := p.Launch
+		if !l.Cooperative {
+			if l.Workers > l.Capacity() {
+				return []PatchOp{{Op: "add", Path: "/launch/blocks_per_sm", Value: raw((l.Workers + l.SMs - 1) / l.SMs)}}
+			}
+			return nil
+		}
+		if l.Workers > l.Capacity() && l.Capacity() > 0 {
+			for i := range p.Tasks {
+				if int(p.Tasks[i].Worker) >= l.Capacity() {
+					return nil
+				}
+			}
+			return []PatchOp{{Op: "replace", Path: "/launch/workers", Value: raw(l.Capacity())}}
+		}
+	case CodeOutputUnwritten:
+		return unwrittenPatch(p, f)
+	case CodeReadonlyWrite:
+		if len(f.Tasks) == 0 {
+			return nil
+		}
+		var ops []PatchOp
+		seen := map[int32]bool{}
+		for _, a := range p.Tasks[f.Tasks[0]].Writes {
+			if p.Buffers[a.Buffer].Kind.ReadOnly() && !seen[a.Buffer] {
+				seen[a.Buffer] = true
+				ops = append(ops, PatchOp{Op: "replace", Path: "/buffers/" + strconv.Itoa(int(a.Buffer)) + "/kind", Value: raw("state")})
+			}
+		}
+		return ops
+	}
+	return nil
+}
+
+// taskPointer is the JSON Pointer of task i in the megaproof/v1 form.
+func taskPointer(i int) string { return "/tasks/" + strconv.Itoa(i) }
+
+// stepPointer is the JSON Pointer of step j of task i's Before or After
+// list.
+func stepPointer(i int, after bool, j int) string {
+	list := "/before/"
+	if after {
+		list = "/after/"
+	}
+	return taskPointer(i) + list + strconv.Itoa(j)
+}
+
+func stepList(p *schedule.Program, task int, after bool) []schedule.Step {
+	if after {
+		return p.Tasks[task].After
+	}
+	return p.Tasks[task].Before
+}
+
+// appendTo adds value at the end of the list at ptr, creating the list
+// when the program's list (and so, possibly, the document's key) is empty.
+func appendTo(ptr string, empty bool, value any) PatchOp {
+	if empty {
+		return PatchOp{Op: "add", Path: ptr, Value: raw([]any{value})}
+	}
+	return PatchOp{Op: "add", Path: ptr + "/-", Value: raw(value)}
+}
+
+// orderPatch makes task b wait for a new counter that task a signals
+// after its body.
+func orderPatch(p *schedule.Program, a, b int) []PatchOp {
+	names := map[string]bool{}
+	for _, c := range p.Counters {
+		names[c.Name] = true
+	}
+	name := p.Tasks[a].Name + ".done"
+	for k := 2; names[name]; k++ {
+		name = fmt.Sprintf("%s.done%d", p.Tasks[a].Name, k)
+	}
+	return []PatchOp{
+		appendTo("/counters", len(p.Counters) == 0, map[string]any{"name": name}),
+		appendTo(taskPointer(a)+"/after", len(p.Tasks[a].After) == 0, map[string]any{"signal": name}),
+		appendTo(taskPointer(b)+"/before", len(p.Tasks[b].Before) == 0, map[string]any{"wait": name, "ge": 1}),
+	}
+}
+
+// strengthenPatch turns the relaxed or cta-scoped signals after task a's
+// body and waits before task b's into release signals and acquire waits
+// at gpu scope (the defaults, so their keys are removed).
+func strengthenPatch(p *schedule.Program, a, b int) []PatchOp {
+	var ops []PatchOp
+	fix := func(task int, after bool, kind schedule.StepKind) {
+		for j, s := range stepList(p, task, after) {
+			if s.Kind != kind {
+				continue
+			}
+			if s.Relaxed {
+				ops = append(ops, PatchOp{Op: "remove", Path: stepPointer(task, after, j) + "/order"})
+			}
+			if s.Scope == schedule.ScopeCTA {
+				ops = append(ops, PatchOp{Op: "remove", Path: stepPointer(task, after, j) + "/scope"})
+			}
+		}
+	}
+	fix(a, true, schedule.Signal)
+	fix(b, false, schedule.Wait)
+	return ops
+}
+
+// widenPatch makes task t's cta-scoped waits, signals, acquires and
+// releases gpu-scoped.
+func widenPatch(p *schedule.Program, t int) []PatchOp {
+	var ops []PatchOp
+	for _, after := range []bool{false, true} {
+		for j, s := range stepList(p, t, after) {
+			if s.Scope == schedule.ScopeCTA && s.Kind != schedule.Fence {
+				ops = append(ops, PatchOp{Op: "remove", Path: stepPointer(t, after, j) + "/scope"})
+			}
+		}
+	}
+	return ops
+}
+
+// reachable is the largest value counter c can reach: its initial value
+// plus every signal of the program (saturating).
+func reachable(p *schedule.Program, c int32) uint64 {
+	v := p.Counters[c].Init
+	for i := range p.Tasks {
+		for _, list := range [][]schedule.Step{p.Tasks[i].Before, p.Tasks[i].After} {
+			for _, s := range list {
+				if s.Kind == schedule.Signal && s.Object == c {
+					if v += s.Value; v < s.Value {
+						return ^uint64(0)
+					}
+				}
+			}
+		}
+	}
+	return v
+}
+
+// cyclePatch moves a stuck pinned task after the first later task of its
+// worker that signals a counter some stuck thread waits on.
+func cyclePatch(p *schedule.Program, f *Finding, st *schedule.State) []PatchOp {
+	form := st.Form()
+	waited := map[int32]bool{}
+	for th := range form.Threads {
+		if !st.Finished(th) {
+			if op := form.Threads[th].Ops[st.Pos[th]]; op.Kind == schedule.OpWait {
+				waited[op.Object] = true
+			}
+		}
+	}
+	for _, t := range f.Tasks {
+		w := p.Tasks[t].Worker
+		if w == schedule.Dynamic {
+			continue
+		}
+		for u := t + 1; u < len(p.Tasks); u++ {
+			if p.Tasks[u].Worker != w {
+				continue
+			}
+			for _, s := range append(slicesClone(p.Tasks[u].Before), p.Tasks[u].After...) {
+				if s.Kind == schedule.Signal && waited[s.Object] {
+					return []PatchOp{{Op: "move", From: taskPointer(t), Path: taskPointer(u)}}
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func slicesClone(s []schedule.Step) []schedule.Step { return append([]schedule.Step(nil), s...) }
+
+// unwrittenPatch adds a write of an output buffer's unwritten bytes: to
+// the last task that writes the buffer, or to a new dynamic task. It finds
+// the buffer as the static check does, by the gap its finding names.
+func unwrittenPatch(p *schedule.Program, f *Finding) []PatchOp {
+	for bi, b := range p.Buffers {
+		if b.Kind != schedule.KindOutput {
+			continue
+		}
+		var written []geom.Rect
+		writer := -1
+		for i := range p.Tasks {
+			for _, a := range p.Tasks[i].Writes {
+				if int(a.Buffer) == bi {
+					written = append(written, geom.Strided(geom.Pos(0, a.Offset), a.Length, a.Rows, a.Stride))
+					writer = i
+				}
+			}
+		}
+		whole := geom.Strided(geom.Pos(0, 0), b.Size, 1, 0)
+		gap, found, ok := geom.Uncovered([]geom.Rect{whole}, written, staticBudget(len(written)))
+		if !ok || !found {
+			continue
+		}
+		lo, hi := geom.Byte(0, gap.Lo), geom.Byte(0, gap.Hi)
+		if unwrittenMessage(b.Name, lo, hi) != f.Message {
+			continue
+		}
+		access := map[string]any{"buffer": b.Name, "length": hi - lo}
+		if lo != 0 {
+			access["offset"] = lo
+		}
+		if writer < 0 {
+			names := map[string]bool{}
+			for _, t := range p.Tasks {
+				names[t.Name] = true
+			}
+			name := b.Name + ".fill"
+			for k := 2; names[name]; k++ {
+				name = fmt.Sprintf("%s.fill%d", b.Name, k)
+			}
+			return []PatchOp{appendTo("/tasks", len(p.Tasks) == 0, map[string]any{"name": name, "writes": []any{access}})}
+		}
+		return []PatchOp{{Op: "add", Path: taskPointer(writer) + "/writes/-", Value: raw(access)}}
+	}
+	return nil
+}
