@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -766,12 +767,16 @@ func compactJSON(v json.RawMessage) string {
 	return buf.String()
 }
 
-// write writes the SARIF log, indented.
+// write writes the SARIF log as one line of JSON (a witness of thousands
+// of events makes an indented log several times larger; jq . indents it).
 func (s *sarifWriter) write(w io.Writer, status int) error {
 	s.run.Invocations = []sarifInvocation{{ExecutionSuccessful: status != exitInternal, ExitCode: status}}
 	log := sarifLog{Schema: sarifSchema, Version: sarifVersion, Runs: []sarifRun{s.run}}
-	enc := json.NewEncoder(w)
+	bw := bufio.NewWriterSize(w, 1<<16)
+	enc := json.NewEncoder(bw)
 	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	return enc.Encode(log)
+	if err := enc.Encode(log); err != nil {
+		return err
+	}
+	return bw.Flush()
 }
