@@ -143,6 +143,15 @@ func TestReportInBrowser(t *testing.T) {
 			if cards != len(d.Report.Findings) {
 				t.Errorf("%d finding cards for %d findings", cards, len(d.Report.Findings))
 			}
+			patches := 0
+			for _, f := range d.Report.Findings {
+				if len(f.Patch) > 0 {
+					patches++
+				}
+			}
+			if n := strings.Count(l.dom, `<pre class="patch">`); n != patches {
+				t.Errorf("%d patches drawn for %d findings with one", n, patches)
+			}
 			marked := strings.Count(l.dom, `class="ev marked"`)
 			var box struct{ X, Y, W, H int }
 			if err := json.Unmarshal([]byte(bodyAttr(l.dom, "data-lanes")), &box); err != nil && len(d.Report.Findings) > 0 {

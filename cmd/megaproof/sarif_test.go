@@ -141,6 +141,14 @@ type sarifOut struct {
 				} `json:"physicalLocation"`
 				LogicalLocations []sarifLogicalLocation `json:"logicalLocations"`
 			} `json:"locations"`
+			Fixes []struct {
+				ArtifactChanges []struct {
+					Replacements []struct {
+						DeletedRegion   sarifRegion `json:"deletedRegion"`
+						InsertedContent *sarifText  `json:"insertedContent"`
+					} `json:"replacements"`
+				} `json:"artifactChanges"`
+			} `json:"fixes"`
 			CodeFlows []struct {
 				ThreadFlows []struct {
 					Locations []struct {
@@ -160,6 +168,12 @@ type sarifOut struct {
 // essential.
 func TestSARIF(t *testing.T) {
 	files := sarifInputs(t)
+	fixesChecked = 0
+	defer func() {
+		if fixesChecked < 10 {
+			t.Errorf("%d SARIF fixes checked against their patch, want at least 10", fixesChecked)
+		}
+	}()
 	for _, f := range files {
 		t.Run(filepath.Base(f), func(t *testing.T) {
 			codeJ, outJ, _ := runCLI(t, "", "verify", "--json", f)
@@ -228,6 +242,7 @@ func TestSARIF(t *testing.T) {
 						}
 					}
 				}
+				checkFix(t, data, fd, res.Fixes)
 				sort.Ints(order)
 				for k, o := range order {
 					if o != k+1 {
@@ -240,6 +255,68 @@ func TestSARIF(t *testing.T) {
 			}
 		})
 	}
+}
+
+// checkFix applies a result's SARIF fix to the file's bytes and compares
+// the document with the finding's JSON Patch applied to the decoded one: a
+// finding with a patch of add, remove and replace operations has a fix,
+// and the fix makes the same document.
+func checkFix(t *testing.T, data []byte, fd finding, fixes []struct {
+	ArtifactChanges []struct {
+		Replacements []struct {
+			DeletedRegion   sarifRegion `json:"deletedRegion"`
+			InsertedContent *sarifText  `json:"insertedContent"`
+		} `json:"replacements"`
+	} `json:"artifactChanges"`
+}) {
+	t.Helper()
+	mappable := len(fd.Patch) > 0
+	for _, op := range fd.Patch {
+		if op.Op != "add" && op.Op != "remove" && op.Op != "replace" {
+			mappable = false
+		}
+	}
+	if !mappable {
+		if len(fixes) > 0 {
+			t.Errorf("%s: a fix for patch %+v", fd.Code, fd.Patch)
+		}
+		return
+	}
+	if len(fixes) != 1 || len(fixes[0].ArtifactChanges) != 1 {
+		t.Errorf("%s: patch %s has no SARIF fix", fd.Code, mustJSON(fd.Patch))
+		return
+	}
+	reps := fixes[0].ArtifactChanges[0].Replacements
+	sort.Slice(reps, func(i, j int) bool { return reps[i].DeletedRegion.ByteOffset > reps[j].DeletedRegion.ByteOffset })
+	got := append([]byte(nil), data...)
+	for _, r := range reps {
+		ins := ""
+		if r.InsertedContent != nil {
+			ins = r.InsertedContent.Text
+		}
+		a, b := r.DeletedRegion.ByteOffset, r.DeletedRegion.ByteOffset+r.DeletedRegion.ByteLength
+		got = append(append(append([]byte(nil), got[:a]...), ins...), got[b:]...)
+	}
+	var g, orig any
+	if err := json.Unmarshal(got, &g); err != nil {
+		t.Errorf("%s: the fixed file is not JSON: %v\n%s", fd.Code, err, got)
+		return
+	}
+	if err := json.Unmarshal(data, &orig); err != nil {
+		t.Fatal(err)
+	}
+	fixesChecked++
+	if w := applyPatch(t, orig, fd.Patch); !reflect.DeepEqual(g, w) {
+		t.Errorf("%s: the SARIF fix makes\n%s\nthe patch %s makes %v", fd.Code, got, mustJSON(fd.Patch), w)
+	}
+}
+
+// fixesChecked counts the SARIF fixes checkFix compared with their patch.
+var fixesChecked int
+
+func mustJSON(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
 }
 
 // checkRegion checks that region covers the value at path in data: the
