@@ -45,6 +45,11 @@ static void *mp_cuda, *mp_nvrtc;
 	FN(CUresult, cuMemcpyHtoD_v2, (CUdeviceptr, const void *, size_t)) \
 	FN(CUresult, cuMemcpyDtoH_v2, (void *, CUdeviceptr, size_t)) \
 	FN(CUresult, cuMemsetD8_v2, (CUdeviceptr, unsigned char, size_t)) \
+	FN(CUresult, cuMemcpyHtoDAsync_v2, (CUdeviceptr, const void *, size_t, CUstream)) \
+	FN(CUresult, cuMemcpyDtoHAsync_v2, (void *, CUdeviceptr, size_t, CUstream)) \
+	FN(CUresult, cuMemcpyDtoDAsync_v2, (CUdeviceptr, CUdeviceptr, size_t, CUstream)) \
+	FN(CUresult, cuMemHostAlloc, (void **, size_t, unsigned)) \
+	FN(CUresult, cuMemFreeHost, (void *)) \
 	FN(CUresult, cuStreamCreate, (CUstream *, unsigned)) \
 	FN(CUresult, cuStreamDestroy_v2, (CUstream)) \
 	FN(CUresult, cuStreamSynchronize, (CUstream)) \
@@ -130,6 +135,11 @@ static CUresult mp_free(CUdeviceptr p) { return p_cuMemFree_v2(p); }
 static CUresult mp_htod(CUdeviceptr d, const void *h, size_t n) { return p_cuMemcpyHtoD_v2(d, h, n); }
 static CUresult mp_dtoh(void *h, CUdeviceptr d, size_t n) { return p_cuMemcpyDtoH_v2(h, d, n); }
 static CUresult mp_memset(CUdeviceptr d, unsigned char v, size_t n) { return p_cuMemsetD8_v2(d, v, n); }
+static CUresult mp_htod_async(CUdeviceptr d, const void *h, size_t n, CUstream s) { return p_cuMemcpyHtoDAsync_v2(d, h, n, s); }
+static CUresult mp_dtoh_async(void *h, CUdeviceptr d, size_t n, CUstream s) { return p_cuMemcpyDtoHAsync_v2(h, d, n, s); }
+static CUresult mp_dtod_async(CUdeviceptr d, CUdeviceptr src, size_t n, CUstream s) { return p_cuMemcpyDtoDAsync_v2(d, src, n, s); }
+static CUresult mp_host_alloc(void **p, size_t n) { return p_cuMemHostAlloc(p, n, 0); }
+static CUresult mp_host_free(void *p) { return p_cuMemFreeHost(p); }
 static CUresult mp_stream_create(CUstream *s) { return p_cuStreamCreate(s, 1); }
 static CUresult mp_stream_destroy(CUstream s) { return p_cuStreamDestroy_v2(s); }
 static CUresult mp_stream_sync(CUstream s) { return p_cuStreamSynchronize(s); }
@@ -160,12 +170,12 @@ static int mp_nvrtc_version(int *a, int *b) { return p_nvrtcVersion(a, b); }
 // mp_compile compiles src with arch "--gpu-architecture=sm_90" (a cubin) or
 // "--gpu-architecture=compute_90" (PTX).
 // On success *out (malloc'd) holds the image; otherwise *out holds the log.
-static int mp_compile(const char *src, const char *arch, int cubin, char **out, size_t *outn) {
+static int mp_compile(const char *src, const char *arch, int cubin, const char *extra, char **out, size_t *outn) {
 	nvrtcProgram prog;
 	int r = p_nvrtcCreateProgram(&prog, src, "megaproof_kernel.cu", 0, NULL, NULL);
 	if (r) return r;
-	const char *opts[] = {arch, "--std=c++17", "-default-device"};
-	int cr = p_nvrtcCompileProgram(prog, 3, opts);
+	const char *opts[] = {arch, "--std=c++17", "-default-device", extra};
+	int cr = p_nvrtcCompileProgram(prog, extra ? 4 : 3, opts);
 	size_t n = 0;
 	if (cr) {
 		p_nvrtcGetProgramLogSize(prog, &n);
@@ -195,6 +205,7 @@ import "C"
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
@@ -216,7 +227,7 @@ const (
 	attrSharedOptin     = 97
 	funcMaxDynShared    = 8
 	errCoopTooLarge     = 720
-	paramWords          = 19
+	paramWords          = 20
 	statusWords         = 8
 	defaultNVRTCLibrary = "libnvrtc.so"
 	dynReserve          = 32 << 10 // static shared memory of the kernel, rounded up
@@ -240,6 +251,13 @@ type Device struct {
 	smemPer int
 	smemMax int
 	closed  bool
+	// pads caches padding's answers (occupancy queries cost driver calls).
+	pads map[padKey][2]int
+}
+
+type padKey struct {
+	threads, perSM int
+	free           bool
 }
 
 // Info describes an opened device.
@@ -252,6 +270,10 @@ type Info struct {
 	Cooperative   bool   // the device supports cooperative launches
 	Compile       time.Duration
 	CompileCached bool
+	// Fallback is set when NVRTC refused the kernel as written and it was
+	// compiled with a fallback (line prefetches instead of bulk ones, or
+	// PTX for the driver to compile); it holds the refusal.
+	Fallback string
 }
 
 type cuError struct {
@@ -275,6 +297,7 @@ var (
 	loadErr  error
 	cubinMu  sync.Mutex
 	cubins   = map[string][]byte{} // per arch: compiled image (cached per process)
+	fallback = map[string]string{} // per arch: why a fallback was compiled
 )
 
 func load() error {
@@ -372,6 +395,9 @@ func (d *Device) init() error {
 		return err
 	}
 	d.info.Compile, d.info.CompileCached = took, cached
+	cubinMu.Lock()
+	d.info.Fallback = fallback[d.info.Arch]
+	cubinMu.Unlock()
 	cimg := C.CBytes(img)
 	defer C.free(cimg)
 	var mod C.CUmodule
@@ -422,16 +448,21 @@ func compile(arch string) (img []byte, cached bool, took time.Duration, err erro
 	t0 := time.Now()
 	src := C.CString(kernelSource())
 	defer C.free(unsafe.Pointer(src))
-	try := func(a string, cubin bool) ([]byte, error) {
+	try := func(a string, cubin bool, define string) ([]byte, error) {
 		ca := C.CString("--gpu-architecture=" + a)
 		defer C.free(unsafe.Pointer(ca))
+		var cx *C.char
+		if define != "" {
+			cx = C.CString("-D" + define)
+			defer C.free(unsafe.Pointer(cx))
+		}
 		var out *C.char
 		var n C.size_t
 		cb := C.int(0)
 		if cubin {
 			cb = 1
 		}
-		r := C.mp_compile(src, ca, cb, &out, &n)
+		r := C.mp_compile(src, ca, cb, cx, &out, &n)
 		if out != nil {
 			defer C.free(unsafe.Pointer(out))
 		}
@@ -448,11 +479,17 @@ func compile(arch string) (img []byte, cached bool, took time.Duration, err erro
 		}
 		return b, nil
 	}
-	img, err = try(arch, true)
+	img, err = try(arch, true, "")
+	if err != nil {
+		fallback[arch] = err.Error()
+		// An NVRTC that does not know the sm_90 bulk prefetch: line
+		// prefetches instead.
+		img, err = try(arch, true, "MP_NO_BULK_PREFETCH")
+	}
 	if err != nil {
 		// An NVRTC older than the device: fall back to PTX for the driver's JIT.
 		var err2 error
-		if img, err2 = try("compute_"+arch[3:], false); err2 != nil {
+		if img, err2 = try("compute_"+arch[3:], false, "MP_NO_BULK_PREFETCH"); err2 != nil {
 			return nil, false, 0, errors.Join(err, err2)
 		}
 	}
@@ -541,6 +578,13 @@ func upload[T any](m *devMem, src []T) (C.CUdeviceptr, error) {
 }
 
 // session is an encoded program resident on the device.
+//
+// Its sync state (counters, barriers, semaphores, claims, control words,
+// status table and worker permutation) lives in one allocation, sync, with
+// a pristine copy of its initial value beside it: a run resets the state
+// with one device-to-device copy on the stream, so the host issues no
+// synchronous copy per run. The pristine copy is rebuilt only when the
+// permutation options change.
 type session struct {
 	e                  *Encoded
 	mem                devMem
@@ -548,6 +592,16 @@ type session struct {
 	heap, ctr, bar, sm C.CUdeviceptr
 	claim, ctl, status C.CUdeviceptr
 	perm               C.CUdeviceptr
+	sync, pristine     C.CUdeviceptr
+	syncBytes          int
+	statusOff          int
+	pristineFor        *permKey       // the options the pristine copy was built for
+	hostStatus         unsafe.Pointer // pinned, statusWords per worker
+}
+
+type permKey struct {
+	permute bool
+	seed    uint64
 }
 
 func (d *Device) newSession(e *Encoded) (*session, error) { return d.newSessionOn(e, 0) }
@@ -558,7 +612,7 @@ func (d *Device) newSessionOn(e *Encoded, heap C.CUdeviceptr) (*session, error) 
 	ok := false
 	defer func() {
 		if !ok {
-			s.mem.free()
+			s.free()
 		}
 	}()
 	var err error
@@ -576,29 +630,50 @@ func (d *Device) newSessionOn(e *Encoded, heap C.CUdeviceptr) (*session, error) 
 	up(&tasks, func() (C.CUdeviceptr, error) { return upload(&s.mem, append(e.tasks, make([]uint64, taskWords)...)) })
 	up(&accs, func() (C.CUdeviceptr, error) { return upload(&s.mem, append(e.accs, make([]uint64, accessWords)...)) })
 	up(&dyninfo, func() (C.CUdeviceptr, error) { return upload(&s.mem, append(e.dyninfo, 0)) })
-	ctr, bar, sem := e.initialSync()
-	up(&s.ctr, func() (C.CUdeviceptr, error) { return s.mem.alloc(8 * len(ctr)) })
-	up(&s.bar, func() (C.CUdeviceptr, error) { return s.mem.alloc(8 * len(bar)) })
-	up(&s.sm, func() (C.CUdeviceptr, error) { return s.mem.alloc(8 * len(sem)) })
-	up(&s.claim, func() (C.CUdeviceptr, error) { return s.mem.alloc(4 * (len(e.dyninfo) + 1)) })
-	up(&s.ctl, func() (C.CUdeviceptr, error) { return s.mem.alloc(8 * 8) })
-	up(&s.status, func() (C.CUdeviceptr, error) { return s.mem.alloc(8 * statusWords * e.Workers) })
-	up(&s.perm, func() (C.CUdeviceptr, error) { return s.mem.alloc(4 * e.Workers) })
 	if err != nil {
 		return nil, err
 	}
+	// One allocation for the sync state, 8-byte aligned parts.
+	ctr, bar, sem := e.initialSync()
+	off := 0
+	part := func(n int) int { o := off; off += (n + 7) &^ 7; return o }
+	oc, ob, os := part(8*len(ctr)), part(8*len(bar)), part(8*len(sem))
+	ocl, octl := part(4*(len(e.dyninfo)+1)), part(8*8)
+	ost, operm := part(8*statusWords*e.Workers), part(4*e.Workers)
+	s.syncBytes, s.statusOff = off, ost
+	up(&s.sync, func() (C.CUdeviceptr, error) { return s.mem.alloc(off) })
+	up(&s.pristine, func() (C.CUdeviceptr, error) { return s.mem.alloc(off) })
+	if err != nil {
+		return nil, err
+	}
+	at := func(o int) C.CUdeviceptr { return s.sync + C.CUdeviceptr(o) }
+	s.ctr, s.bar, s.sm, s.claim, s.ctl, s.status, s.perm = at(oc), at(ob), at(os), at(ocl), at(octl), at(ost), at(operm)
+	var hp unsafe.Pointer
+	if err := check("cuMemHostAlloc", C.mp_host_alloc(&hp, C.size_t(8*statusWords*e.Workers))); err != nil {
+		return nil, err
+	}
+	s.hostStatus = hp
 	s.params = [paramWords]uint64{
 		uint64(s.heap), uint64(ins), uint64(streams), uint64(tasks), uint64(accs),
 		uint64(s.ctr), uint64(s.bar), uint64(s.sm), uint64(s.claim), uint64(dyninfo),
 		uint64(s.ctl), uint64(s.status), uint64(s.perm),
-		uint64(e.Workers), uint64(len(e.dyninfo)), 0, 0, 0, uint64(e.Steps),
+		uint64(e.Workers), uint64(len(e.dyninfo)), 0, 0, 0, uint64(e.Steps), 0,
 	}
 	ok = true
 	return s, nil
 }
 
+// free releases the session's device and pinned host memory.
+func (s *session) free() {
+	s.mem.free()
+	if s.hostStatus != nil {
+		C.mp_host_free(s.hostStatus)
+		s.hostStatus = nil
+	}
+}
+
 // reset uploads the initial heap and sync state for one run.
-func (s *session) reset(o Options) error {
+func (s *session) reset(o Options, st C.CUstream) error {
 	e := s.e
 	img, err := e.ImageFrom(o.Poison, o.Init)
 	if err != nil {
@@ -607,35 +682,71 @@ func (s *session) reset(o Options) error {
 	if err := htod(s.heap, img); err != nil {
 		return err
 	}
-	return s.resetSync(o)
+	return s.resetSync(o, st)
 }
 
-// resetSync uploads the initial sync state and the launch options.
-func (s *session) resetSync(o Options) error {
-	e := s.e
-	ctr, bar, sem := e.initialSync()
-	for _, f := range []func() error{
-		func() error { return htod(s.ctr, ctr) },
-		func() error { return htod(s.bar, bar) },
-		func() error { return htod(s.sm, sem) },
-		func() error { return htod(s.claim, make([]uint32, len(e.dyninfo)+1)) },
-		func() error { return htod(s.ctl, make([]uint64, 8)) },
-		func() error { return htod(s.status, make([]uint64, statusWords*e.Workers)) },
-		func() error { return htod(s.perm, permutation(e.Workers, o)) },
-	} {
-		if err := f(); err != nil {
+// resetSync resets the sync state on stream st (one device-to-device copy
+// from the pristine state, rebuilt first when the permutation options
+// changed) and sets the launch options.
+func (s *session) resetSync(o Options, st C.CUstream) error {
+	k := permKey{o.Permute, o.Seed}
+	if !o.Permute {
+		k.seed = 0
+	}
+	if s.pristineFor == nil || *s.pristineFor != k {
+		if err := s.buildPristine(o); err != nil {
 			return err
 		}
+		s.pristineFor = &k
+	}
+	if err := check("cuMemcpyDtoDAsync", C.mp_dtod_async(s.sync, s.pristine, C.size_t(s.syncBytes), st)); err != nil {
+		return err
 	}
 	s.params[15] = uint64(o.timeout().Nanoseconds())
 	s.params[16] = uint64(o.MaxDelay.Nanoseconds())
 	s.params[17] = o.Seed
+	s.params[19] = uint64(o.prefetch())
 	return nil
+}
+
+// buildPristine uploads the initial sync state to the pristine copy.
+func (s *session) buildPristine(o Options) error {
+	e := s.e
+	img := make([]byte, s.syncBytes)
+	put := func(dst C.CUdeviceptr, words []uint64) {
+		o := int(dst - s.sync)
+		for i, w := range words {
+			binary.LittleEndian.PutUint64(img[o+8*i:], w)
+		}
+	}
+	ctr, bar, sem := e.initialSync()
+	put(s.ctr, ctr)
+	put(s.bar, bar)
+	put(s.sm, sem)
+	po := int(s.perm - s.sync)
+	for i, w := range permutation(e.Workers, o) {
+		binary.LittleEndian.PutUint32(img[po+4*i:], w)
+	}
+	return htod(s.pristine, img)
 }
 
 // padding returns the dynamic shared memory that limits residency to perSM
 // blocks per SM (0 when no padding applies), and the resulting residency.
+// Answers are cached per device.
 func (d *Device) padding(threads, perSM int, free bool) (int, int) {
+	k := padKey{threads, perSM, free}
+	if v, ok := d.pads[k]; ok {
+		return v[0], v[1]
+	}
+	smem, n := d.padQuery(threads, perSM, free)
+	if d.pads == nil {
+		d.pads = map[padKey][2]int{}
+	}
+	d.pads[k] = [2]int{smem, n}
+	return smem, n
+}
+
+func (d *Device) padQuery(threads, perSM int, free bool) (int, int) {
 	occ := func(smem int) int {
 		var n C.int
 		if C.mp_occupancy(&n, d.interp, C.int(threads), C.size_t(smem)) != 0 {
@@ -683,21 +794,35 @@ func (d *Device) Run(ctx context.Context, p *schedule.Program, opt Options) (*Ou
 	if err != nil {
 		return nil, err
 	}
-	defer s.mem.free()
+	defer s.free()
 	return d.runSession(s, opt)
 }
 
 func (d *Device) runSession(s *session, opt Options) (*Outcome, error) {
 	t0 := time.Now()
-	if err := s.reset(opt); err != nil {
+	if err := s.reset(opt, d.stream); err != nil {
 		return nil, err
 	}
-	return d.launch(s, opt, t0, true)
+	return d.launch(s, opt, t0, true, nil)
+}
+
+// stepIO is one run's token traffic on pinned host memory: in is copied to
+// the device before the launch and out read back after it, both on the
+// run's stream.
+type stepIO struct {
+	inDst    C.CUdeviceptr
+	in       unsafe.Pointer
+	inBytes  int
+	outSrc   C.CUdeviceptr
+	out      unsafe.Pointer
+	outBytes int
 }
 
 // launch runs the session's kernel once on its current heap and sync
-// state; with download it returns every buffer's bytes.
-func (d *Device) launch(s *session, opt Options, t0 time.Time, download bool) (*Outcome, error) {
+// state (reset by the caller on d.stream); with download it returns every
+// buffer's bytes. io, when set, is copied in before the launch and out
+// after it. The host waits once, for the whole stream.
+func (d *Device) launch(s *session, opt Options, t0 time.Time, download bool, io *stepIO) (*Outcome, error) {
 	e := s.e
 	threads := opt.threads()
 	smem, perSM := d.padding(threads, e.prog.Launch.PerSM, opt.FreeOccupancy)
@@ -705,6 +830,11 @@ func (d *Device) launch(s *session, opt Options, t0 time.Time, download bool) (*
 	cc := C.int(0)
 	if coop {
 		cc = 1
+	}
+	if io != nil && io.inBytes > 0 {
+		if err := check("cuMemcpyHtoDAsync", C.mp_htod_async(io.inDst, io.in, C.size_t(io.inBytes), d.stream)); err != nil {
+			return nil, err
+		}
 	}
 	if err := check("cuEventRecord", C.mp_event_record(d.ev0, d.stream)); err != nil {
 		return nil, err
@@ -720,16 +850,22 @@ func (d *Device) launch(s *session, opt Options, t0 time.Time, download bool) (*
 	if err := check("cuEventRecord", C.mp_event_record(d.ev1, d.stream)); err != nil {
 		return nil, err
 	}
-	if err := check("kernel", C.mp_event_sync(d.ev1)); err != nil {
+	nst := statusWords * e.Workers
+	if err := check("cuMemcpyDtoHAsync", C.mp_dtoh_async(s.hostStatus, s.status, C.size_t(8*nst), d.stream)); err != nil {
+		return nil, err
+	}
+	if io != nil && io.outBytes > 0 {
+		if err := check("cuMemcpyDtoHAsync", C.mp_dtoh_async(io.out, io.outSrc, C.size_t(io.outBytes), d.stream)); err != nil {
+			return nil, err
+		}
+	}
+	if err := check("kernel", C.mp_stream_sync(d.stream)); err != nil {
 		return nil, err
 	}
 	var ms C.float
 	C.mp_event_elapsed(&ms, d.ev0, d.ev1)
 	out := &Outcome{Kernel: time.Duration(float64(ms) * 1e6), Cooperative: coop, PerSM: perSM}
-	status := make([]uint64, statusWords*e.Workers)
-	if err := dtoh(status, s.status); err != nil {
-		return nil, err
-	}
+	status := unsafe.Slice((*uint64)(s.hostStatus), nst)
 	if download {
 		heap := make([]byte, e.HeapBytes)
 		if err := dtoh(heap, s.heap); err != nil {
@@ -747,6 +883,7 @@ func (d *Device) launch(s *session, opt Options, t0 time.Time, download bool) (*
 	}
 	out.Total = time.Since(t0)
 	if stuck {
+		st := append([]uint64(nil), status...)
 		ctr, bar, sem := e.initialSync()
 		for _, x := range []struct {
 			dst []uint64
@@ -756,7 +893,7 @@ func (d *Device) launch(s *session, opt Options, t0 time.Time, download bool) (*
 				return nil, err
 			}
 		}
-		return out, e.deadlockError(status, ctr, bar, sem, opt.timeout())
+		return out, e.deadlockError(st, ctr, bar, sem, opt.timeout())
 	}
 	return out, nil
 }
@@ -804,7 +941,7 @@ func (d *Device) baseline(p *schedule.Program, reps int) (stream, graph []time.D
 	if err != nil {
 		return nil, nil, nil, nil, err
 	}
-	defer s.mem.free()
+	defer s.free()
 	params := s.params
 	launchAll := func() error {
 		for t := range p.Tasks {
@@ -815,7 +952,7 @@ func (d *Device) baseline(p *schedule.Program, reps int) (stream, graph []time.D
 		return nil
 	}
 	timed := func(launch func() error) (time.Duration, error) {
-		if err := s.reset(Options{}); err != nil {
+		if err := s.reset(Options{}, d.stream); err != nil {
 			return 0, err
 		}
 		C.mp_event_record(d.ev0, d.stream)
@@ -885,6 +1022,9 @@ type Resident struct {
 	mem      devMem
 	sessions map[*Encoded]*session
 	closed   bool
+	// stage is pinned host memory for RunIO's token traffic.
+	stage      unsafe.Pointer
+	stageBytes int
 }
 
 // NewResident allocates the heap of e on the device and fills it: every
@@ -961,17 +1101,135 @@ func (r *Resident) Run(e *Encoded, o Options) (*Outcome, error) {
 		return nil, errors.New("runner: resident heap closed")
 	}
 	t0 := time.Now()
-	s := r.sessions[e]
-	if s == nil {
-		if s, err = r.d.newSessionOn(e, r.heap); err != nil {
-			return nil, err
-		}
-		r.sessions[e] = s
-	}
-	if err := s.resetSync(o); err != nil {
+	s, err := r.session(e)
+	if err != nil {
 		return nil, err
 	}
-	return r.d.launch(s, o, t0, false)
+	if err := s.resetSync(o, r.d.stream); err != nil {
+		return nil, err
+	}
+	return r.d.launch(s, o, t0, false, nil)
+}
+
+// session returns e's tables on the device, uploading them on first use.
+// The caller holds the device.
+func (r *Resident) session(e *Encoded) (*session, error) {
+	if s := r.sessions[e]; s != nil {
+		return s, nil
+	}
+	s, err := r.d.newSessionOn(e, r.heap)
+	if err != nil {
+		return nil, err
+	}
+	r.sessions[e] = s
+	return s, nil
+}
+
+// Load uploads the tables of e (instructions, tasks, accesses, initial
+// sync state) so that its first run pays no upload. Like Run it requires a
+// program from [Prepare] unless o.AllowUnsafe.
+func (r *Resident) Load(e *Encoded, o Options) error {
+	if !e.verified && !o.AllowUnsafe {
+		return fmt.Errorf("%w: program %q was not prepared with Prepare", ErrUnverified, e.prog.Name)
+	}
+	if err := r.sameLayout(e); err != nil {
+		return err
+	}
+	leave, err := r.d.enter()
+	if err != nil {
+		return err
+	}
+	defer leave()
+	if r.closed {
+		return errors.New("runner: resident heap closed")
+	}
+	s, err := r.session(e)
+	if err != nil {
+		return err
+	}
+	k := permKey{o.Permute, o.Seed}
+	if !o.Permute {
+		k.seed = 0
+	}
+	if s.pristineFor == nil || *s.pristineFor != k {
+		if err := s.buildPristine(o); err != nil {
+			return err
+		}
+		s.pristineFor = &k
+	}
+	return nil
+}
+
+// RunIO is Run with the step's buffer traffic on the run's stream: the
+// bytes of in are written to buffer inName before the launch and buffer
+// outName is read into out after it (each may be empty), through pinned
+// host memory, with one wait for the whole step.
+func (r *Resident) RunIO(e *Encoded, o Options, inName string, in []byte, outName string, out []byte) (*Outcome, error) {
+	if !e.verified && !o.AllowUnsafe {
+		return nil, fmt.Errorf("%w: program %q was not prepared with Prepare", ErrUnverified, e.prog.Name)
+	}
+	if err := r.sameLayout(e); err != nil {
+		return nil, err
+	}
+	io := &stepIO{inBytes: len(in), outBytes: len(out)}
+	if len(in) > 0 {
+		addr, size, err := r.buffer(inName)
+		if err != nil {
+			return nil, err
+		}
+		if uint64(len(in)) != size {
+			return nil, fmt.Errorf("runner: buffer %q has %d bytes, not %d", inName, size, len(in))
+		}
+		io.inDst = r.heap + C.CUdeviceptr(addr)
+	}
+	if len(out) > 0 {
+		addr, size, err := r.buffer(outName)
+		if err != nil {
+			return nil, err
+		}
+		if uint64(len(out)) != size {
+			return nil, fmt.Errorf("runner: buffer %q has %d bytes, not %d", outName, size, len(out))
+		}
+		io.outSrc = r.heap + C.CUdeviceptr(addr)
+	}
+	leave, err := r.d.enter()
+	if err != nil {
+		return nil, err
+	}
+	defer leave()
+	if r.closed {
+		return nil, errors.New("runner: resident heap closed")
+	}
+	t0 := time.Now()
+	need := (len(in)+15)&^15 + len(out)
+	if need > r.stageBytes {
+		if r.stage != nil {
+			C.mp_host_free(r.stage)
+			r.stage, r.stageBytes = nil, 0
+		}
+		var hp unsafe.Pointer
+		if err := check("cuMemHostAlloc", C.mp_host_alloc(&hp, C.size_t(max(need, 4096)))); err != nil {
+			return nil, err
+		}
+		r.stage, r.stageBytes = hp, max(need, 4096)
+	}
+	stage := unsafe.Slice((*byte)(r.stage), r.stageBytes)
+	copy(stage, in)
+	io.in = r.stage
+	io.out = unsafe.Pointer(&stage[(len(in)+15)&^15])
+	s, err := r.session(e)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.resetSync(o, r.d.stream); err != nil {
+		return nil, err
+	}
+	res, err := r.d.launch(s, o, t0, false, io)
+	if err != nil {
+		return res, err
+	}
+	copy(out, stage[(len(in)+15)&^15:])
+	return res, nil
 }
 
 // Forget frees the device tables of e (its heap effects stay).
@@ -982,7 +1240,7 @@ func (r *Resident) Forget(e *Encoded) {
 	}
 	defer leave()
 	if s := r.sessions[e]; s != nil {
-		s.mem.free()
+		s.free()
 		delete(r.sessions, e)
 	}
 }
@@ -1040,8 +1298,12 @@ func (r *Resident) Close() error {
 	}
 	r.closed = true
 	for _, s := range r.sessions {
-		s.mem.free()
+		s.free()
 	}
 	r.mem.free()
+	if r.stage != nil {
+		C.mp_host_free(r.stage)
+		r.stage = nil
+	}
 	return nil
 }

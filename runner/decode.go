@@ -106,6 +106,12 @@ type Step struct {
 	Kernel, Wall time.Duration
 }
 
+// ioHeap is a heap that runs a step with its token traffic on the run's
+// stream ([Resident.RunIO]).
+type ioHeap interface {
+	RunIO(e *Encoded, o Options, inName string, in []byte, outName string, out []byte) (*Outcome, error)
+}
+
 // Generation is greedy decoding with llamagen decode-step programs: the
 // step at position pos reads buffer "token" ([batch] int32), writes
 // "next_token" and "logits" ([batch, vocab] fp32), and the next step's
@@ -130,6 +136,7 @@ func (g *Generation) Run(ctx context.Context, start, n int, first []int32) ([]St
 	tok := append([]int32(nil), first...)
 	steps := make([]Step, 0, n)
 	buf := make([]byte, 4*len(tok))
+	nb := make([]byte, 4*len(tok))
 	for i := 0; i < n; i++ {
 		if err := ctx.Err(); err != nil {
 			return steps, err
@@ -143,16 +150,24 @@ func (g *Generation) Run(ctx context.Context, start, n int, first []int32) ([]St
 		for b, t := range tok {
 			binary.LittleEndian.PutUint32(buf[4*b:], uint32(t))
 		}
-		if err := g.Heap.Write("token", buf); err != nil {
-			return steps, err
-		}
-		out, err := g.Heap.Run(e, g.Opt)
-		if err != nil {
-			return steps, fmt.Errorf("position %d: %w", pos, err)
-		}
-		nb, err := g.Heap.Read("next_token")
-		if err != nil {
-			return steps, err
+		var out *Outcome
+		if io, ok := g.Heap.(ioHeap); ok {
+			// The token in, the launch and the next token out on one
+			// stream, with one wait.
+			out, err = io.RunIO(e, g.Opt, "token", buf, "next_token", nb)
+			if err != nil {
+				return steps, fmt.Errorf("position %d: %w", pos, err)
+			}
+		} else {
+			if err := g.Heap.Write("token", buf); err != nil {
+				return steps, err
+			}
+			if out, err = g.Heap.Run(e, g.Opt); err != nil {
+				return steps, fmt.Errorf("position %d: %w", pos, err)
+			}
+			if nb, err = g.Heap.Read("next_token"); err != nil {
+				return steps, err
+			}
 		}
 		st := Step{Pos: pos, In: tok, Out: make([]int32, len(tok)), Kernel: out.Kernel}
 		for b := range st.Out {

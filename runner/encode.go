@@ -23,7 +23,10 @@ const (
 
 // Words per task record and per access record in the encoded tables.
 const (
-	taskWords   = 8 + numArgs // op, seed, k, c, reads, #reads, writes, #writes, args
+	taskWords = 9 + numArgs // op, seed, k, c, reads, #reads, writes, #writes, args, prefetch mask
+	// prefetchMin is the smallest read a numeric task's prefetch mask
+	// names: smaller ones are not worth a prefetch.
+	prefetchMin = 2048
 	accessWords = 4
 	heapAlign   = 256
 )
@@ -191,6 +194,7 @@ func encode(p *schedule.Program, bodyOp string) (*Encoded, error) {
 		e.tasks = append(e.tasks, code, bd.seed, bd.k, bd.c,
 			uint64(rs), uint64(len(bd.reads)), uint64(ws), uint64(len(bd.writes)))
 		e.tasks = append(e.tasks, bd.args[:]...)
+		e.tasks = append(e.tasks, prefetchMask(p, t, code))
 		e.bodies[i] = bd
 	}
 
@@ -231,6 +235,28 @@ func encode(p *schedule.Program, bodyOp string) (*Encoded, error) {
 		return nil, fmt.Errorf("runner: %d instructions exceed the encoder's limit", len(e.ins)/2)
 	}
 	return e, nil
+}
+
+// prefetchMask is bit k for each read access k (k < 32) of a numeric task
+// that reads a weight or state buffer, at least prefetchMin bytes: the
+// reads the kernel may prefetch into L2 before the task's waits are met
+// (weights never change during a run; a prefetch of state reads no value,
+// so it cannot observe a write that has not happened yet).
+func prefetchMask(p *schedule.Program, t *schedule.Task, code uint64) uint64 {
+	if code < opCodeFirstNumeric {
+		return 0
+	}
+	var m uint64
+	for k, a := range t.Reads {
+		if k >= 32 {
+			break
+		}
+		kind := p.Buffers[a.Buffer].Kind
+		if (kind == schedule.KindWeight || kind == schedule.KindState) && a.Length*uint64(max(a.RowCount(), 1)) >= prefetchMin {
+			m |= 1 << k
+		}
+	}
+	return m
 }
 
 // resolve maps a task's accesses to heap addresses, refusing any byte

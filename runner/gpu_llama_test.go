@@ -59,6 +59,8 @@ func TestGPUNumericOps(t *testing.T) {
 type llamaRef struct {
 	Model      string    `json:"model"`
 	Seed       uint64    `json:"seed"`
+	EmbedShift int       `json:"embed_shift"`
+	HeadShift  int       `json:"head_shift"`
 	First      int32     `json:"first"`
 	Steps      int       `json:"steps"`
 	Vocab      int       `json:"vocab"`
@@ -91,10 +93,13 @@ func readF32(path string, n int) ([]float32, error) {
 // written to MEGAPROOF_OUT/decode-<model>-<strategy>.json.
 type DecodeResult struct {
 	Model, Strategy, Weights string
-	Tasks, Steps             int
-	TokensMatch              bool
-	FirstMismatch            int // -1 when all match
-	Tokens, RefTokens        []int32
+	// EmbedShift and HeadShift are the seeded init's scales (powers of
+	// two on the embedding and the lm head; 0: standard deviation 0.018).
+	EmbedShift, HeadShift int
+	Tasks, Steps          int
+	TokensMatch           bool
+	FirstMismatch         int // -1 when all match
+	Tokens, RefTokens     []int32
 	// Logit errors over the steps before the first mismatch: max |ours −
 	// ref| and that over max |ref|, against the bf16 and the fp32 model.
 	BF16MaxAbs, BF16Rel, FP32MaxAbs, FP32Rel float64
@@ -167,7 +172,8 @@ func TestGPULlamaDecode(t *testing.T) {
 			if m.Hidden%128 != 0 {
 				tile = 64
 			}
-			var ts Tensors = SeededTensors{Seed: ref.Seed, Untied: !m.Tied}
+			tile = tileOr(tile)
+			var ts Tensors = SeededTensors{Seed: ref.Seed, Untied: !m.Tied, EmbedShift: ref.EmbedShift, HeadShift: ref.HeadShift}
 			weights := "seeded"
 			if st, err := OpenSafetensors(filepath.Join(dir, "model.safetensors")); err == nil {
 				defer st.Close()
@@ -177,19 +183,11 @@ func TestGPULlamaDecode(t *testing.T) {
 			for _, sname := range strategies {
 				t.Run(sname, func(t *testing.T) {
 					cfg := llamagen.Config{Model: m, Target: h200, Tile: tile, MaxSeq: 1024, PosSet: true, Numeric: true}
-					switch sname {
-					case "round-robin":
-						cfg.Strategy = llamagen.RoundRobin
-					case "split2":
-						cfg.Strategy, cfg.Splits = llamagen.RoundRobin, 2
-					case "dynamic":
-						cfg.Strategy = llamagen.Dynamic
-					case "barrier":
-						cfg.Strategy = llamagen.Barrier
-					default:
-						t.Fatalf("strategy %q", sname)
+					if err := strategyConfig(&cfg, sname); err != nil {
+						t.Fatal(err)
 					}
-					opt := Options{Init: LlamaSource(ts), BlockThreads: blockThreads(), Timeout: 5 * time.Second}
+					cfg.AutoTile = autoTile()
+					opt := Options{Init: LlamaSource(ts), BlockThreads: blockThreads(), Timeout: 5 * time.Second, PrefetchBytes: prefetchBytes()}
 					t0 := time.Now()
 					encs, err := prepareSteps(cfg, steps, opt)
 					if err != nil {
@@ -201,12 +199,17 @@ func TestGPULlamaDecode(t *testing.T) {
 						t.Fatal(err)
 					}
 					defer heap.Close()
+					for _, e := range encs {
+						if err := heap.Load(e, opt); err != nil {
+							t.Fatal(err)
+						}
+					}
 					g := &Generation{Heap: heap, Program: func(pos int) (*Encoded, error) { return encs[pos], nil }, Opt: opt, KeepLogits: func(int) bool { return true }}
 					res, err := g.Run(context.Background(), 0, steps, []int32{ref.First})
 					if err != nil {
 						t.Fatal(err)
 					}
-					r := DecodeResult{Model: name, Strategy: sname, Weights: weights, Tasks: len(encs[steps-1].prog.Tasks), Steps: steps, FirstMismatch: -1, RefTokens: ref.TokensBF16[:steps], PrepareSeconds: prep.Seconds()}
+					r := DecodeResult{Model: name, Strategy: sname, Weights: weights, EmbedShift: ref.EmbedShift, HeadShift: ref.HeadShift, Tasks: len(encs[steps-1].prog.Tasks), Steps: steps, FirstMismatch: -1, RefTokens: ref.TokensBF16[:steps], PrepareSeconds: prep.Seconds()}
 					var kern, wall []float64
 					for i, st := range res {
 						r.Tokens = append(r.Tokens, st.Out[0])
@@ -267,12 +270,53 @@ func TestGPULlamaDecode(t *testing.T) {
 					}
 					if outDir != "" {
 						b, _ := json.MarshalIndent(r, "", " ")
-						os.WriteFile(filepath.Join(outDir, fmt.Sprintf("decode-%s-%s.json", name, sname)), b, 0o644)
+						os.WriteFile(filepath.Join(outDir, fmt.Sprintf("decode-%s-%s-s%d.json", name, sname, ref.EmbedShift)), b, 0o644)
 					}
 				})
 			}
 		})
 	}
+}
+
+// strategyConfig sets the strategy that name gives: round-robin, dynamic,
+// barrier, or splitN (round-robin with N-way split-KV attention).
+func strategyConfig(cfg *llamagen.Config, name string) error {
+	switch {
+	case name == "round-robin":
+		cfg.Strategy = llamagen.RoundRobin
+	case name == "dynamic":
+		cfg.Strategy = llamagen.Dynamic
+	case name == "barrier":
+		cfg.Strategy = llamagen.Barrier
+	case strings.HasPrefix(name, "split"):
+		n, err := strconv.Atoi(name[len("split"):])
+		if err != nil || n < 2 {
+			return fmt.Errorf("strategy %q", name)
+		}
+		cfg.Strategy, cfg.Splits = llamagen.RoundRobin, n
+	default:
+		return fmt.Errorf("strategy %q", name)
+	}
+	return nil
+}
+
+// autoTile reports whether MEGAPROOF_TILE is "auto" (the default):
+// llamagen's AutoTile; a number sets the fixed tile instead (tileOr).
+func autoTile() bool { return envOr("MEGAPROOF_TILE", "auto") == "auto" }
+
+// tileOr is MEGAPROOF_TILE when it is a number, else def.
+func tileOr(def int) int {
+	if n, err := strconv.Atoi(os.Getenv("MEGAPROOF_TILE")); err == nil && n > 0 {
+		return n
+	}
+	return def
+}
+
+// prefetchBytes is MEGAPROOF_PREFETCH (bytes; negative: off) or 0, the
+// runner's default.
+func prefetchBytes() int {
+	n, _ := strconv.Atoi(os.Getenv("MEGAPROOF_PREFETCH"))
+	return n
 }
 
 // blockThreads is MEGAPROOF_BLOCK or 512: threads per interpreter block of
@@ -346,16 +390,25 @@ func medianF(v []float64) float64 {
 // BenchResult is one configuration of TestGPULlamaBench, written to
 // MEGAPROOF_OUT/bench-<model>-<strategy>-b<batch>-p<pos>.json.
 type BenchResult struct {
-	Model, Strategy     string
-	Batch, Pos, Tasks   int
-	Steps               int     // timed steps (positions Pos+2 ...)
-	ColdMS              float64 // the first step on a fresh program (its tables uploaded), wall
-	WarmMS              float64 // the second step, wall
-	MedianMS, P10MS     float64 // per-token wall time inside the generation loop
-	P90MS, MaxMS        float64
-	KernelMedianMS      float64
-	PrepareSeconds      float64 // generate + verify + encode of all steps' programs
-	ResidentSeconds     float64 // weight init and upload
+	Model, Strategy   string
+	Tile              string // "auto" (llamagen's AutoTile) or the fixed tile
+	PrefetchBytes     int    // the L2 prefetch budget (0: off)
+	Threads           int    // threads per block
+	Batch, Pos, Tasks int
+	Steps             int     // timed steps (positions Pos+2 ...)
+	ColdMS            float64 // the first step on a fresh program (its tables uploaded), wall
+	WarmMS            float64 // the second step, wall
+	MedianMS, P10MS   float64 // per-token wall time inside the generation loop
+	P90MS, MaxMS      float64
+	KernelMedianMS    float64
+	PrepareSeconds    float64 // generate + verify + encode of all steps' programs
+	VerifyMS          float64 // verify.Run of the first step's program alone
+	LoadSeconds       float64 // upload of every step's tables before the loop
+	ResidentSeconds   float64 // weight init and upload
+	// NopKernelMS is the kernel median of the same programs with every
+	// body replaced by nop (synchronization and dispatch alone), when
+	// MEGAPROOF_BENCH_NOP is set.
+	NopKernelMS         float64
 	VerifiedBeforeTimed bool
 }
 
@@ -395,16 +448,14 @@ func TestGPULlamaBench(t *testing.T) {
 		if m.Hidden%128 != 0 {
 			tile = 64
 		}
+		tile = tileOr(tile)
 		for _, sname := range strings.Split(envOr("MEGAPROOF_LLAMA_STRATEGIES", "round-robin"), ",") {
 			for _, batch := range ints(envOr("MEGAPROOF_BENCH_BATCH", "1")) {
-				cfg := llamagen.Config{Model: m, Target: h200, Tile: tile, MaxSeq: 8192, PosSet: true, Numeric: true, Batch: batch}
-				switch sname {
-				case "split2":
-					cfg.Splits = 2
-				case "dynamic":
-					cfg.Strategy = llamagen.Dynamic
+				cfg := llamagen.Config{Model: m, Target: h200, Tile: tile, AutoTile: autoTile(), MaxSeq: 8192, PosSet: true, Numeric: true, Batch: batch}
+				if err := strategyConfig(&cfg, sname); err != nil {
+					t.Fatal(err)
 				}
-				opt := Options{Init: LlamaSource(SeededTensors{Seed: 1, Untied: !m.Tied}), BlockThreads: blockThreads(), Timeout: 5 * time.Second}
+				opt := Options{Init: LlamaSource(SeededTensors{Seed: 1, Untied: !m.Tied}), BlockThreads: blockThreads(), Timeout: 5 * time.Second, PrefetchBytes: prefetchBytes()}
 				var heap *Resident
 				var resident time.Duration
 				for _, pos := range ints(envOr("MEGAPROOF_BENCH_POS", "128,1024,4096")) {
@@ -418,6 +469,11 @@ func TestGPULlamaBench(t *testing.T) {
 					}
 					copy(encs, all[pos:])
 					prep := time.Since(t0)
+					tv := time.Now()
+					if err := gate(context.Background(), encs[0].prog, opt); err != nil {
+						t.Fatal(err)
+					}
+					verifyMS := time.Since(tv).Seconds() * 1e3
 					if heap == nil {
 						t1 := time.Now()
 						if heap, err = d.NewResident(encs[0], opt); err != nil {
@@ -426,6 +482,13 @@ func TestGPULlamaBench(t *testing.T) {
 						resident = time.Since(t1)
 						defer heap.Close()
 					}
+					tl := time.Now()
+					for _, e := range encs {
+						if err := heap.Load(e, opt); err != nil {
+							t.Fatal(err)
+						}
+					}
+					load := time.Since(tl)
 					g := &Generation{Heap: heap, Program: func(p int) (*Encoded, error) { return encs[p-pos], nil }, Opt: opt}
 					first := make([]int32, batch)
 					for b := range first {
@@ -441,18 +504,43 @@ func TestGPULlamaBench(t *testing.T) {
 						kern = append(kern, st.Kernel.Seconds()*1e3)
 					}
 					sort.Float64s(wall)
-					r := BenchResult{Model: name, Strategy: sname, Batch: batch, Pos: pos, Tasks: len(encs[0].prog.Tasks), Steps: timed,
+					tileName := strconv.Itoa(tile)
+					if cfg.AutoTile {
+						tileName = "auto"
+					}
+					r := BenchResult{Model: name, Strategy: sname, Tile: tileName, PrefetchBytes: opt.prefetch(), Threads: opt.threads(), VerifyMS: verifyMS, LoadSeconds: load.Seconds(),
+						Batch: batch, Pos: pos, Tasks: len(encs[0].prog.Tasks), Steps: timed,
 						ColdMS: res[0].Wall.Seconds() * 1e3, WarmMS: res[1].Wall.Seconds() * 1e3,
 						MedianMS: wall[len(wall)/2], P10MS: wall[len(wall)/10], P90MS: wall[len(wall)*9/10], MaxMS: wall[len(wall)-1],
 						KernelMedianMS: medianF(kern), PrepareSeconds: prep.Seconds(), ResidentSeconds: resident.Seconds(), VerifiedBeforeTimed: true}
-					t.Logf("%s %s b%d p%d (%d tasks): per token median %.3f ms [p10 %.3f, p90 %.3f, max %.3f], kernel %.3f ms; cold %.3f ms, warm %.3f ms; prepare %.1f s",
-						name, sname, batch, pos, r.Tasks, r.MedianMS, r.P10MS, r.P90MS, r.MaxMS, r.KernelMedianMS, r.ColdMS, r.WarmMS, r.PrepareSeconds)
+					if os.Getenv("MEGAPROOF_BENCH_NOP") != "" {
+						// The same schedules with empty bodies: what
+						// synchronization and dispatch cost alone.
+						var nk []float64
+						nopt := opt
+						nopt.Body = "nop"
+						for i := 0; i < 10; i++ {
+							ne, err := Prepare(context.Background(), encs[2+i].prog, nopt)
+							if err != nil {
+								t.Fatal(err)
+							}
+							out, err := heap.Run(ne, nopt)
+							if err != nil {
+								t.Fatal(err)
+							}
+							heap.Forget(ne)
+							nk = append(nk, out.Kernel.Seconds()*1e3)
+						}
+						r.NopKernelMS = medianF(nk)
+					}
+					t.Logf("%s %s tile %s prefetch %d b%d p%d (%d tasks): per token median %.3f ms [p10 %.3f, p90 %.3f, max %.3f], kernel %.3f ms (nop bodies %.3f); cold %.3f ms, warm %.3f ms; prepare %.1f s, verify %.0f ms, load %.2f s",
+						name, sname, r.Tile, r.PrefetchBytes, batch, pos, r.Tasks, r.MedianMS, r.P10MS, r.P90MS, r.MaxMS, r.KernelMedianMS, r.NopKernelMS, r.ColdMS, r.WarmMS, r.PrepareSeconds, r.VerifyMS, r.LoadSeconds)
 					for _, e := range encs {
 						heap.Forget(e)
 					}
 					if outDir != "" {
 						b, _ := json.MarshalIndent(r, "", " ")
-						os.WriteFile(filepath.Join(outDir, fmt.Sprintf("bench-%s-%s-b%d-p%d.json", name, sname, batch, pos)), b, 0o644)
+						os.WriteFile(filepath.Join(outDir, fmt.Sprintf("bench-%s-%s-t%s-f%d-b%d-p%d.json", name, sname, r.Tile, r.PrefetchBytes, batch, pos)), b, 0o644)
 					}
 				}
 			}

@@ -51,6 +51,9 @@ func TestGPUInfo(t *testing.T) {
 	i := d.Info()
 	fmt.Printf("device: %s, %d SMs, %s, driver %d, NVRTC %s, cooperative %v, kernel compile %v (cached %v)\n",
 		i.Name, i.SMs, i.Arch, i.Driver, i.NVRTC, i.Cooperative, i.Compile, i.CompileCached)
+	if i.Fallback != "" {
+		fmt.Printf("kernel compiled with a fallback; NVRTC refused the source as written: %s\n", i.Fallback)
+	}
 	// MEGAPROOF_CUBIN=path writes the compiled kernel image there (for
 	// cuobjdump -sass).
 	if path := os.Getenv("MEGAPROOF_CUBIN"); path != "" {

@@ -39,6 +39,7 @@ struct Params {
   u64 *status;     // 8 words per worker
   const u32 *perm; // block -> worker
   u64 nworkers, ndyn, timeout_ns, max_delay_ns, seed, nins;
+  u64 pf_bytes;    // L2 prefetch budget per unmet wait (0: off)
 };
 
 // One encoded instruction (see runner/encode.go), read as one 16-byte word.
@@ -418,6 +419,63 @@ __device__ __forceinline__ void fetch(const Params &P, Blk &B, u32 pc) {
 
 __device__ __forceinline__ u32 pre_class(u32 i) { return (u32)(s_pre[i].x >> 56); }
 
+// l2_prefetch (one thread) asks the memory system to bring [a, a+n) of
+// global memory into L2: bulk prefetches of at most 64 KiB on sm_90, line
+// prefetches before. A prefetch reads no value, so it has no effect on the
+// memory model; it only moves bytes that a later load will read.
+__device__ __forceinline__ void l2_prefetch(const u8 *a, u64 n) {
+  u64 lo = (u64)a & ~15ull, hi = ((u64)a + n + 15) & ~15ull;
+#if __CUDA_ARCH__ >= 900 && !defined(MP_NO_BULK_PREFETCH)
+  for (u64 p = lo; p < hi; p += 65536) {
+    u32 sz = (u32)(hi - p < 65536 ? hi - p : 65536);
+    asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(p), "r"(sz) : "memory");
+  }
+#else
+  for (u64 p = lo & ~127ull; p < hi; p += 128) asm volatile("prefetch.global.L2 [%0];" ::"l"(p));
+#endif
+}
+
+// prefetch_task (thread 0) prefetches the reads of task t that its
+// prefetch mask names (weights and state) and returns their bytes.
+__device__ u64 prefetch_task(const Params &P, u32 t) {
+  const u64 *T = P.tasks + TASK_WORDS * (u64)t;
+  u64 m = T[TASK_PREFETCH];
+  if (!m) return 0;
+  const u64 *R = P.accs + 4 * T[4];
+  u32 nr = (u32)T[5];
+  u64 bytes = 0;
+  for (u32 k = 0; k < nr && k < 32; k++) {
+    if (!((m >> k) & 1)) continue;
+    const u64 *A = R + 4 * k;
+    u64 len = A[1], rows = A[2] ? A[2] : 1, st = A[3];
+    if (rows == 1 || st == len) {
+      l2_prefetch(P.heap + A[0], len * rows);
+    } else {
+      for (u64 r = 0; r < rows && r < 64; r++) l2_prefetch(P.heap + A[0] + r * st, len);
+    }
+    bytes += len * rows;
+  }
+  return bytes;
+}
+
+// prefetch_ahead (thread 0, at a wait that is not met yet) prefetches the
+// reads of the numeric tasks that follow pc in the shared window, from
+// *pf on (tasks before it were prefetched already), until P.pf_bytes were
+// issued; *pf moves past them.
+__device__ __noinline__ void prefetch_ahead(const Params &P, Blk &B, u32 pc, u32 lim, u32 *pf) {
+  u32 base = B.ibase;
+  u32 i = pc > *pf ? pc : *pf;
+  u64 bytes = 0;
+  u32 scan = 0;
+  for (; i < lim && scan < 64 && bytes < P.pf_bytes; i++, scan++) {
+    if (pre_class(i - base) != CL_BLOCK) continue;
+    u64 w0 = B.icache[2 * (i - base)], val = B.icache[2 * (i - base) + 1];
+    if (((u32)w0 & 0xff) != INS_BEGIN || val < OP_FIRST_NUMERIC) continue;
+    bytes += prefetch_task(P, (u32)(w0 >> 32));
+  }
+  *pf = i;
+}
+
 // sync_step (thread 0) executes one CL_SLOW instruction as written: relaxed
 // or cta/sys-scoped waits and signals, semaphore acquires and releases,
 // and the stress delays of empty bodies. It returns 0 or spin's answer.
@@ -463,9 +521,10 @@ template <bool HELP> __device__ __noinline__ int sync_step(const Params &P, Blk 
 // predecoded window; the others go through sync_step. It leaves the
 // outcome in B.res (ST_DONE, a failure, or 4: run dynamic task B.dyn,
 // then resume), and where to continue in B.pc.
-template <bool HELP> __device__ void sync_run(const Params &P, Blk &B, u32 th, u32 pc, u32 end) {
+template <bool HELP> __device__ void sync_run(const Params &P, Blk &B, u32 th, u32 pc, u32 end, u32 *pf) {
   u32 base = B.ibase;
   u32 lim = base + ICN < end ? base + ICN : end;
+  const u32 lim0 = lim;
   int r = 0;
   for (; pc < lim; pc++) {
     Ins q = s_pre[pc - base];
@@ -482,6 +541,7 @@ template <bool HELP> __device__ void sync_run(const Params &P, Blk &B, u32 th, u
         u64 v;
         asm volatile("ld.acquire.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(a) : "memory");
         if (v >= q.y) break;
+        if (it == 0 && P.pf_bytes) prefetch_ahead(P, B, pc, lim0, pf);
         if ((++it & 15) == 0) {
           r = spin_check<HELP>(P, B, th, pc, v);
           if (r) break;
@@ -507,6 +567,7 @@ template <bool HELP> __device__ void sync_run(const Params &P, Blk &B, u32 th, u
 template <bool HELP> __device__ bool run_thread(const Params &P, Blk &B, u32 th) {
   u32 end = __ldg(&P.streams[th + 1]);
   u32 pc = __ldg(&P.streams[th]);
+  u32 pf = pc;         // thread 0: instructions before pf were considered for prefetch
   bool unread = false; // an outcome was read since the last block barrier
   while (pc < end) {
     fetch(P, B, pc);
@@ -528,7 +589,7 @@ template <bool HELP> __device__ bool run_thread(const Params &P, Blk &B, u32 th)
       continue;
     }
     if (unread) __syncthreads();
-    if (threadIdx.x == 0) sync_run<HELP>(P, B, th, pc, end);
+    if (threadIdx.x == 0) sync_run<HELP>(P, B, th, pc, end, &pf);
     __syncthreads();
     int res = B.res, d = B.dyn;
     pc = B.pc;

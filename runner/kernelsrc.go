@@ -55,7 +55,7 @@ func opcodesHeader() string {
 		fmt.Fprintf(&sb, "#define OP_%s %d\n", strings.ToUpper(o.name), o.code)
 	}
 	fmt.Fprintf(&sb, "#define OP_FIRST_NUMERIC %d\n\n", opCodeFirstNumeric)
-	fmt.Fprintf(&sb, "// Words of a task record: op, seed, k, c, first read, reads, first write,\n// writes, then the op's argument words.\n")
-	fmt.Fprintf(&sb, "#define TASK_WORDS %d\n#define TASK_ARG0 8\n#define TASK_NUM_ARGS %d\n", taskWords, numArgs)
+	fmt.Fprintf(&sb, "// Words of a task record: op, seed, k, c, first read, reads, first write,\n// writes, the op's argument words, then the prefetch mask of its reads.\n")
+	fmt.Fprintf(&sb, "#define TASK_WORDS %d\n#define TASK_ARG0 8\n#define TASK_NUM_ARGS %d\n#define TASK_PREFETCH %d\n", taskWords, numArgs, 8+numArgs)
 	return sb.String()
 }

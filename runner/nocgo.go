@@ -23,6 +23,7 @@ type Info struct {
 	Cooperative   bool
 	Compile       time.Duration
 	CompileCached bool
+	Fallback      string
 }
 
 // Open returns ErrNoCGO: this build has no cgo.
@@ -48,6 +49,14 @@ func (d *Device) NewResident(e *Encoded, o Options) (*Resident, error) { return 
 
 // Run returns ErrNoCGO.
 func (r *Resident) Run(e *Encoded, o Options) (*Outcome, error) { return nil, ErrNoCGO }
+
+// Load returns ErrNoCGO.
+func (r *Resident) Load(e *Encoded, o Options) error { return ErrNoCGO }
+
+// RunIO returns ErrNoCGO.
+func (r *Resident) RunIO(e *Encoded, o Options, inName string, in []byte, outName string, out []byte) (*Outcome, error) {
+	return nil, ErrNoCGO
+}
 
 // Forget does nothing.
 func (r *Resident) Forget(e *Encoded) {}

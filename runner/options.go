@@ -74,6 +74,27 @@ type Options struct {
 	// (inputs, weights, state) instead of the runner's byte pattern: for
 	// a llamagen program, real weights ([LlamaSource]).
 	Init Source
+	// PrefetchBytes is each worker's L2 prefetch budget: at each run of
+	// sync steps (before it waits) a worker prefetches into L2 the weight
+	// and state reads of the numeric tasks that come next in its queue,
+	// up to this many bytes ahead of the task it is about to run. A
+	// prefetch reads no values (it has no effect on the memory model), so
+	// it cannot change a result. 0 means 256 KiB; negative turns it off.
+	PrefetchBytes int
+}
+
+// DefaultPrefetchBytes is the L2 prefetch budget of a zero
+// [Options.PrefetchBytes].
+const DefaultPrefetchBytes = 256 << 10
+
+func (o Options) prefetch() int {
+	switch {
+	case o.PrefetchBytes < 0:
+		return 0
+	case o.PrefetchBytes == 0:
+		return DefaultPrefetchBytes
+	}
+	return o.PrefetchBytes
 }
 
 func (o Options) timeout() time.Duration {

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"fmt"
+	"math"
 	"regexp"
 
 	"github.com/megaproof/megaproof/schedule"
@@ -121,12 +122,21 @@ func fillRoPE(p *schedule.Program, buf int, dst []byte) error {
 // weights ("...norm.weight", "..._layernorm.weight") are 1 + (u − 2²³)·2⁻²⁶
 // (within 1 ± 1/8), every other tensor (u − 2²³)·2⁻²⁸ (uniform in
 // ±1/32, standard deviation 0.018), each computed in fp32 and rounded to
-// bf16 to nearest even.
+// bf16 to nearest even. EmbedShift and HeadShift scale the embedding and
+// the lm head by powers of two (exact in fp32, so both sides still agree
+// bit for bit).
 type SeededTensors struct {
 	Seed uint64
 	// Untied makes Has report an lm_head separate from the embedding
 	// (otherwise the embedding is tied, as in SmolLM2 and Llama-3.2).
 	Untied bool
+	// EmbedShift multiplies model.embed_tokens.weight by 2^EmbedShift
+	// (with tied embeddings the lm head too); HeadShift multiplies
+	// lm_head.weight by 2^HeadShift. Zero keeps the standard deviation
+	// 0.018 of every other tensor. A larger embedding makes the token's
+	// own embedding a larger part of the residual stream, as in trained
+	// models, and the logits more peaked (see docs/GPU.md).
+	EmbedShift, HeadShift int
 }
 
 // Has reports whether the tensor exists: every name does, except
@@ -143,6 +153,13 @@ func (s SeededTensors) Tensor(name string, n int) ([]byte, error) {
 func (s SeededTensors) fill(name string, out []byte) {
 	key := fnv1a32(name) + uint32(s.Seed)*0x85EBCA6B
 	norm := isNorm(name)
+	scale := float32(1.0 / (1 << 28))
+	switch name {
+	case "model.embed_tokens.weight":
+		scale = float32(math.Ldexp(1, s.EmbedShift-28))
+	case "lm_head.weight":
+		scale = float32(math.Ldexp(1, s.HeadShift-28))
+	}
 	n := len(out) / 2
 	parallelFor(n, 1<<16, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
@@ -151,7 +168,7 @@ func (s SeededTensors) fill(name string, out []byte) {
 			if norm {
 				v = 1 + float32(u)*(1.0/(1<<26))
 			} else {
-				v = float32(u) * (1.0 / (1 << 28))
+				v = float32(u) * scale
 			}
 			h := f32ToBF16(v)
 			out[2*i], out[2*i+1] = byte(h), byte(h>>8)

@@ -54,7 +54,7 @@ __device__ __forceinline__ float neg_inf() { return __int_as_float(0xff800000); 
 // Shared scratch of the numeric bodies.
 __shared__ float s_red[33];
 __shared__ int s_redi[33];
-#define ATT_WARPS 8
+#define ATT_WARPS 16
 #define ATT_MAXD 256
 __shared__ float s_att[ATT_WARPS * ATT_MAXD];
 __shared__ float s_ml[2 * ATT_WARPS];

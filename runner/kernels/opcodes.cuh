@@ -22,7 +22,8 @@
 #define OP_FIRST_NUMERIC 16
 
 // Words of a task record: op, seed, k, c, first read, reads, first write,
-// writes, then the op's argument words.
-#define TASK_WORDS 16
+// writes, the op's argument words, then the prefetch mask of its reads.
+#define TASK_WORDS 17
 #define TASK_ARG0 8
 #define TASK_NUM_ARGS 8
+#define TASK_PREFETCH 16

@@ -16,6 +16,9 @@ cat > "$tmp/shim.h" <<'H'
 #define __launch_bounds__(...) __attribute__((launch_bounds(__VA_ARGS__)))
 #include <__clang_cuda_builtin_vars.h>
 struct alignas(16) uint4 { unsigned int x, y, z, w; };
+struct alignas(8) uint2 { unsigned int x, y; };
+__device__ uint4 make_uint4(unsigned, unsigned, unsigned, unsigned);
+__device__ float fmaf(float, float, float);
 __device__ void __syncthreads() __attribute__((convergent));
 __device__ void __trap();
 __device__ void __nanosleep(unsigned);
@@ -35,6 +38,8 @@ __device__ unsigned long long atomicExch(unsigned long long *, unsigned long lon
 __device__ unsigned long long atomicMax(unsigned long long *, unsigned long long);
 __device__ unsigned atomicCAS(unsigned *, unsigned, unsigned);
 H
-clang++ -x cuda --cuda-device-only -nocudainc -nocudalib --cuda-gpu-arch=sm_80 -std=c++17 \
-	-include "$tmp/shim.h" -Wall -Wno-unused-function -S -o "$tmp/kernel.ptx" "$tmp/kernel.cu"
-echo "cudacheck: ok ($(grep -c '^\s*ld\.' "$tmp/kernel.ptx") loads in the PTX)"
+for arch in ${CUDACHECK_ARCHS:-sm_80}; do # CUDACHECK_ARCHS="sm_80 sm_90" where clang knows sm_90
+	clang++ -x cuda --cuda-device-only -nocudainc -nocudalib --cuda-gpu-arch=$arch -std=c++17 \
+		-include "$tmp/shim.h" -Wall -Wno-unused-function -S -o "$tmp/kernel.ptx" "$tmp/kernel.cu"
+	echo "cudacheck $arch: ok ($(grep -c '^\s*ld\.' "$tmp/kernel.ptx") loads in the PTX)"
+done

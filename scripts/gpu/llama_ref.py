@@ -62,8 +62,9 @@ def mix32(x):
     return x
 
 
-def seeded(name, n, seed, device):
-    """runner.SeededTensors: element i of tensor `name`, as bf16."""
+def seeded(name, n, seed, device, embed_shift=0, head_shift=0):
+    """runner.SeededTensors: element i of tensor `name`, as bf16 (the
+    embedding scaled by 2**embed_shift, lm_head by 2**head_shift)."""
     key = (fnv1a32(name) + seed * 0x85EBCA6B) & M32
     out = torch.empty(n, dtype=torch.bfloat16, device=device)
     chunk = 1 << 26
@@ -74,7 +75,8 @@ def seeded(name, n, seed, device):
         if name.endswith("norm.weight") or name.endswith("layernorm.weight"):
             v = 1.0 + u.to(torch.float32) * (2.0 ** -26)
         else:
-            v = u.to(torch.float32) * (2.0 ** -28)
+            shift = embed_shift if name == "model.embed_tokens.weight" else head_shift if name == "lm_head.weight" else 0
+            v = u.to(torch.float32) * (2.0 ** (shift - 28))
         out[lo:lo + len(i)] = v.to(torch.bfloat16)
     return out
 
@@ -94,7 +96,7 @@ def check_golden(device):
             raise SystemExit(f"seeded init differs from Go for {name}: {[hex(v) for v in got]} != {[hex(v) for v in want]}")
 
 
-def build(name, dtype, seed, device):
+def build(name, dtype, seed, device, embed_shift=0, head_shift=0):
     from transformers import LlamaConfig, LlamaForCausalLM
 
     H, I, L, NH, KV, D, V, eps, theta, tied = MODELS[name]
@@ -119,7 +121,7 @@ def build(name, dtype, seed, device):
     for pname, p in model.state_dict().items():
         if tied and pname == "lm_head.weight":
             continue
-        sd[pname] = seeded(pname, p.numel(), seed, device).view(p.shape)
+        sd[pname] = seeded(pname, p.numel(), seed, device, embed_shift, head_shift).view(p.shape)
     with torch.no_grad():
         for pname, p in model.named_parameters():
             if pname in sd:
@@ -160,13 +162,15 @@ def main():
     ap.add_argument("--steps", type=int, default=64)
     ap.add_argument("--first", type=int, default=1, help="token at position 0")
     ap.add_argument("--safetensors", action="store_true")
+    ap.add_argument("--embed-shift", type=int, default=0, help="embedding scaled by 2**N (SeededTensors.EmbedShift)")
+    ap.add_argument("--head-shift", type=int, default=0, help="lm_head scaled by 2**N (SeededTensors.HeadShift)")
     a = ap.parse_args()
     dev = "cuda"
     t0 = time.time()
     check_golden(dev)
     d = os.path.join(a.out, a.model)
     os.makedirs(d, exist_ok=True)
-    model, sd, cfg = build(a.model, torch.bfloat16, a.seed, dev)
+    model, sd, cfg = build(a.model, torch.bfloat16, a.seed, dev, a.embed_shift, a.head_shift)
     if a.safetensors:
         from safetensors.torch import save_file
         save_file({k: v.contiguous() for k, v in sd.items()}, os.path.join(d, "model.safetensors"))
@@ -175,7 +179,7 @@ def main():
     attn = getattr(model.config, "_attn_implementation", "?")
     del model
     torch.cuda.empty_cache()
-    m32, _, _ = build(a.model, torch.float32, a.seed, dev)
+    m32, _, _ = build(a.model, torch.float32, a.seed, dev, a.embed_shift, a.head_shift)
     with torch.no_grad():
         seq = torch.tensor([[a.first] + tb[:-1]], device=dev)
         lf = m32(input_ids=seq).logits[0].float().cpu()
@@ -188,7 +192,8 @@ def main():
     tf, _, _ = greedy(m32, a.first, a.steps, dev)
     import transformers
     ref = {
-        "model": a.model, "seed": a.seed, "first": a.first, "steps": a.steps, "vocab": MODELS[a.model][6],
+        "model": a.model, "seed": a.seed, "embed_shift": a.embed_shift, "head_shift": a.head_shift,
+        "first": a.first, "steps": a.steps, "vocab": MODELS[a.model][6],
         "tokens_bf16": tb, "tokens_fp32": tf, "top2_gap_bf16": gaps, "attn_implementation": attn,
         "bf16_vs_fp32_max_abs": noise_abs, "bf16_vs_fp32_rel": noise_rel,
         "torch": torch.__version__, "transformers": transformers.__version__,
@@ -197,7 +202,9 @@ def main():
     with open(os.path.join(d, "ref.json"), "w") as f:
         json.dump(ref, f)
     agree = sum(x == y for x, y in zip(tb, tf))
-    print(f"{a.model}: bf16 tokens {tb[:16]}... fp32 agrees on {agree}/{a.steps}; min top-2 gap {min(gaps):.4g}; "
+    prefix = next((i for i, (x, y) in enumerate(zip(tb, tf)) if x != y), a.steps)
+    print(f"{a.model} embed_shift {a.embed_shift} head_shift {a.head_shift}: bf16 tokens {tb[:16]}... {len(set(tb))} distinct; "
+          f"fp32 agrees on {agree}/{a.steps} (first {prefix} equal); min top-2 gap {min(gaps):.4g}; "
           f"PyTorch bf16 vs fp32 logits: max abs {noise_abs:.4g}, rel {noise_rel:.4g}; {ref['seconds']} s")
 
 

@@ -23,6 +23,11 @@ type Config struct {
 	Strategy Strategy
 	// Tile is the number of output columns per GEMV tile (default 64).
 	Tile int
+	// AutoTile chooses each GEMV's tile for the target instead of Tile:
+	// the smallest multiple of 16 columns that gives at most one tile per
+	// worker, so that every projection (and the lm head) spreads over the
+	// whole launch with as few, as large, tasks as that allows.
+	AutoTile bool
 	// Batch is the number of sequences decoded together (default 1); with
 	// more than one, activations are matrices and tiles are 2-D.
 	Batch int
@@ -127,7 +132,11 @@ func (c *Config) setDefaults() error {
 // name: "llama-3.2-1b/h200/round-robin/t64/b1/p511".
 func (c Config) Name() string {
 	_ = c.setDefaults() // name what Generate would build; errors surface there
-	s := fmt.Sprintf("%s/%s/%s/t%d/b%d/p%d", c.Model.Name, c.Target.Name, c.Strategy, c.Tile, c.Batch, c.Pos)
+	tile := fmt.Sprintf("t%d", c.Tile)
+	if c.AutoTile {
+		tile = "tauto"
+	}
+	s := fmt.Sprintf("%s/%s/%s/%s/b%d/p%d", c.Model.Name, c.Target.Name, c.Strategy, tile, c.Batch, c.Pos)
 	if c.Splits > 1 {
 		s += fmt.Sprintf("/split%d", c.Splits)
 	}
@@ -360,7 +369,8 @@ func (g *gen) graph() {
 	g.next()
 
 	x, xG := x0, embedG
-	qT, kvT, hT, iT := tiles(qw, c.Tile), tiles(kvw, c.Tile), tiles(m.Hidden, c.Tile), tiles(m.Intermediate, c.Tile)
+	iTile := c.tileFor(m.Intermediate)
+	qT, kvT, hT, iT := tiles(qw, c.tileFor(qw)), tiles(kvw, c.tileFor(kvw)), tiles(m.Hidden, c.tileFor(m.Hidden)), tiles(m.Intermediate, iTile)
 	window := c.Pos + 1
 	// headP are the head-shape params, then extra.
 	headP := func(extra ...any) []param {
@@ -543,7 +553,7 @@ func (g *gen) graph() {
 			guG[j] = g.group(l, fmt.Sprintf("gu.t%d", j))
 		}
 		one := func(gs []int32) func(lo, hi int) []int32 {
-			return func(lo, _ int) []int32 { return []int32{gs[lo/c.Tile]} }
+			return func(lo, _ int) []int32 { return []int32{gs[lo/iTile]} }
 		}
 		gemv("gate", iT, lb.h2, m.Hidden, wg, lb.gate, m.Intermediate, []need{g.all(n2G)}, one(guG))
 		gemv("up", iT, lb.h2, m.Hidden, wu, lb.up, m.Intermediate, []need{g.all(n2G)}, one(guG))
@@ -586,7 +596,7 @@ func (g *gen) graph() {
 		needs:  []need{g.all(xG)}, signals: []int32{nfG}})
 	g.next()
 	lmG := g.group(-1, "lm")
-	vT := tiles(m.Vocab, c.Tile)
+	vT := tiles(m.Vocab, c.tileFor(m.Vocab))
 	for t := 0; t+1 < len(vT); t++ {
 		lo, n := vT[t], vT[t+1]-vT[t]
 		g.add(node{name: fmt.Sprintf("lm.t%d", t), op: "gemv", layer: -1,
@@ -600,6 +610,16 @@ func (g *gen) graph() {
 		reads:  []access{whole(logits, vec(m.Vocab, accBytes))},
 		writes: []access{whole(next, vec(1, tokenBytes))},
 		needs:  []need{g.all(lmG)}})
+}
+
+// tileFor is the tile of a GEMV with n output columns: Tile, or with
+// AutoTile the smallest multiple of 16 giving at most Workers tiles.
+func (c Config) tileFor(n int) int {
+	if !c.AutoTile {
+		return c.Tile
+	}
+	t := (n + c.Workers - 1) / c.Workers
+	return max(16, (t+15)/16*16)
 }
 
 // align rounds a page-slot member up to 256 bytes.

@@ -1,14 +1,114 @@
 // gemv: one tile of y = x·Wᵀ, fp32 accumulation (runner/op_gemv.go). One
-// warp per output row; each lane reads 16 bytes (8 bf16) of the row per
-// load, four loads in flight, for up to 8 batch rows at once, and the warp
-// reduces the sums.
+// warp per output row at a time. On the vector path (k a multiple of 8,
+// 16-byte aligned operands) each lane keeps GEMV_U 16-byte weight loads
+// in flight without pause: the loads of a warp's rows form one stream of
+// groups of 32·GEMV_U chunks of 8 bf16 (a row's last group may be
+// partial), and the load for the next group is issued into each register
+// as soon as its current value is taken, so a row boundary does not drain
+// the pipeline. Weights are read with ld.global.nc.L1::no_allocate (read
+// once, no L1 pollution); x is read through L1. Up to GEMV_BATCH batch rows
+// share every weight load; the warp reduces each row's sums.
 #define GEMV_BATCH 8
+#define GEMV_U 8
+
+__device__ __forceinline__ uint4 ld_stream16(const u8 *p) {
+  uint4 v;
+  asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
+               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+               : "l"(p));
+  return v;
+}
+
+// dot8 adds the products of the 8 bf16 of w and of x to acc.
+__device__ __forceinline__ float dot8(uint4 w, uint4 x, float acc) {
+  acc = fmaf(__uint_as_float(x.x << 16), __uint_as_float(w.x << 16), acc);
+  acc = fmaf(__uint_as_float(x.x & 0xffff0000u), __uint_as_float(w.x & 0xffff0000u), acc);
+  acc = fmaf(__uint_as_float(x.y << 16), __uint_as_float(w.y << 16), acc);
+  acc = fmaf(__uint_as_float(x.y & 0xffff0000u), __uint_as_float(w.y & 0xffff0000u), acc);
+  acc = fmaf(__uint_as_float(x.z << 16), __uint_as_float(w.z << 16), acc);
+  acc = fmaf(__uint_as_float(x.z & 0xffff0000u), __uint_as_float(w.z & 0xffff0000u), acc);
+  acc = fmaf(__uint_as_float(x.w << 16), __uint_as_float(w.w << 16), acc);
+  acc = fmaf(__uint_as_float(x.w & 0xffff0000u), __uint_as_float(w.w & 0xffff0000u), acc);
+  return acc;
+}
+
+// gemv_store writes output element j of batch row b.
+__device__ __forceinline__ void gemv_store(const u64 *W, u8 *H, u64 b, u64 j, u64 n, u64 elem, u64 rnd, float s) {
+  const u64 y = row_addr(ACC(W, 0), b, elem * n);
+  if (elem == 2) stbf(H, y + 2 * j, s);
+  else stf(H, y + 4 * j, rnd ? rbf(s) : s);
+}
+
+// gemv_vec is the vector path for NB batch rows b0 .. b0+NB-1, with U
+// loads in flight per lane.
+template <int NB, int U>
+__device__ __forceinline__ void gemv_vec(const u64 *W, u8 *H, u64 xa, u64 wa, u64 b0, u64 n, u64 k, u64 elem, u64 rnd) {
+  const u32 lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarp = blockDim.x >> 5;
+  const u32 chunks = (u32)(k / 8);
+  const u32 G = 32 * U;                    // chunks per group
+  const u32 groups = (chunks + G - 1) / G; // groups per row
+  if (warp >= n) return;
+  // The current item is group g of row j; the next one (ng, nj).
+  u32 j = warp, g = 0;
+  const u8 *wrow = H + wa + 2 * (u64)j * k;
+  uint4 wv[U];
+#pragma unroll
+  for (int u = 0; u < U; u++) {
+    const u32 c = lane + 32 * u;
+    wv[u] = c < chunks ? ld_stream16(wrow + 16 * (u64)c) : make_uint4(0, 0, 0, 0);
+  }
+  float acc[NB];
+#pragma unroll
+  for (int q = 0; q < NB; q++) acc[q] = 0.f;
+  const u8 *xb = H + xa + 2 * b0 * k;
+  for (;;) {
+    u32 ng = g + 1, nj = j;
+    if (ng == groups) ng = 0, nj = j + nwarp;
+    const bool more = nj < n;
+    const u8 *nrow = H + wa + 2 * (u64)nj * k;
+#pragma unroll
+    for (int u = 0; u < U; u++) {
+      const uint4 w = wv[u];
+      if (more) {
+        const u32 c = ng * G + lane + 32 * u;
+        wv[u] = c < chunks ? ld_stream16(nrow + 16 * (u64)c) : make_uint4(0, 0, 0, 0);
+      }
+      const u32 c = g * G + lane + 32 * u;
+      if (c < chunks) {
+#pragma unroll
+        for (int q = 0; q < NB; q++) {
+          const uint4 x = *(const uint4 *)(xb + 2 * ((u64)q * k + 8 * (u64)c));
+          acc[q] = dot8(w, x, acc[q]);
+        }
+      }
+    }
+    if (ng == 0) {
+#pragma unroll
+      for (int q = 0; q < NB; q++) {
+        const float s = warp_sum(acc[q]);
+        if (lane == 0) gemv_store(W, H, b0 + q, j, n, elem, rnd, s);
+        acc[q] = 0.f;
+      }
+    }
+    if (!more) break;
+    g = ng, j = nj;
+  }
+}
+
 __device__ void op_gemv(const u64 *T, const u64 *R, const u64 *W, u8 *H) {
   const u64 B = T[TASK_ARG0], n = T[TASK_ARG0 + 1], k = T[TASK_ARG0 + 2];
   const u64 elem = T[TASK_ARG0 + 3], rnd = T[TASK_ARG0 + 4];
   const u64 xa = ACC(R, 0)[0], wa = ACC(R, 1)[0];
   const u32 lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarp = blockDim.x >> 5;
   const bool vec = k % 8 == 0 && xa % 16 == 0 && wa % 16 == 0;
+  if (vec) {
+    u64 b0 = 0;
+    for (; B - b0 >= 8; b0 += 8) gemv_vec<8, 4>(W, H, xa, wa, b0, n, k, elem, rnd);
+    for (; B - b0 >= 4; b0 += 4) gemv_vec<4, 4>(W, H, xa, wa, b0, n, k, elem, rnd);
+    for (; B - b0 >= 2; b0 += 2) gemv_vec<2, GEMV_U>(W, H, xa, wa, b0, n, k, elem, rnd);
+    for (; b0 < B; b0++) gemv_vec<1, GEMV_U>(W, H, xa, wa, b0, n, k, elem, rnd);
+    return;
+  }
   for (u64 b0 = 0; b0 < B; b0 += GEMV_BATCH) {
     const u32 nb = (u32)(B - b0 < GEMV_BATCH ? B - b0 : GEMV_BATCH);
     for (u64 j = warp; j < n; j += nwarp) {
@@ -16,48 +116,17 @@ __device__ void op_gemv(const u64 *T, const u64 *R, const u64 *W, u8 *H) {
 #pragma unroll
       for (int q = 0; q < GEMV_BATCH; q++) acc[q] = 0.f;
       const u64 wr = wa + 2 * j * k;
-      if (vec) {
-        // Four 16-byte weight loads in flight per lane before the sums.
-        const u64 chunks = k / 8;
-        for (u64 c0 = lane; c0 < chunks; c0 += 128) {
-          uint4 wv[4];
+      for (u64 i = lane; i < k; i += 32) {
+        const float wv = ldbf_w(H, wr + 2 * i);
 #pragma unroll
-          for (int u = 0; u < 4; u++)
-            if (c0 + 32 * u < chunks) wv[u] = __ldg((const uint4 *)(H + wr + 16 * (c0 + 32 * u)));
-#pragma unroll
-          for (int u = 0; u < 4; u++) {
-            const u64 c = c0 + 32 * u;
-            if (c < chunks) {
-              float wf[8], xf[8];
-              unpack8(wv[u], wf);
-#pragma unroll
-              for (int q = 0; q < GEMV_BATCH; q++) {
-                if (q < nb) {
-                  unpack8(*(const uint4 *)(H + xa + 2 * ((b0 + q) * k + 8 * c)), xf);
-#pragma unroll
-                  for (int e = 0; e < 8; e++) acc[q] += xf[e] * wf[e];
-                }
-              }
-            }
-          }
-        }
-      } else {
-        for (u64 i = lane; i < k; i += 32) {
-          const float wv = ldbf_w(H, wr + 2 * i);
-#pragma unroll
-          for (int q = 0; q < GEMV_BATCH; q++)
-            if (q < nb) acc[q] += ldbf(H, xa + 2 * ((b0 + q) * k + i)) * wv;
-        }
+        for (int q = 0; q < GEMV_BATCH; q++)
+          if (q < nb) acc[q] += ldbf(H, xa + 2 * ((b0 + q) * k + i)) * wv;
       }
 #pragma unroll
       for (int q = 0; q < GEMV_BATCH; q++) {
         if (q < nb) {
           const float s = warp_sum(acc[q]);
-          if (lane == 0) {
-            const u64 y = row_addr(ACC(W, 0), b0 + q, elem * n);
-            if (elem == 2) stbf(H, y + 2 * j, s);
-            else stf(H, y + 4 * j, rnd ? rbf(s) : s);
-          }
+          if (lane == 0) gemv_store(W, H, b0 + q, j, n, elem, rnd, s);
         }
       }
     }
