@@ -205,10 +205,12 @@ import "C"
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"runtime"
 	"sync"
 	"time"
@@ -227,10 +229,10 @@ const (
 	attrSharedOptin     = 97
 	funcMaxDynShared    = 8
 	errCoopTooLarge     = 720
-	paramWords          = 20
+	paramWords          = 21
 	statusWords         = 8
 	defaultNVRTCLibrary = "libnvrtc.so"
-	dynReserve          = 32 << 10 // static shared memory of the kernel, rounded up
+	dynReserve          = 40 << 10 // static shared memory of the kernel, rounded up
 )
 
 // Device is one CUDA device with the interpreter kernel loaded. Its methods
@@ -446,7 +448,32 @@ func compile(arch string) (img []byte, cached bool, took time.Duration, err erro
 		return img, true, 0, nil
 	}
 	t0 := time.Now()
-	src := C.CString(kernelSource())
+	source := kernelSource()
+	// MEGAPROOF_KERNEL_CACHE names a folder of compiled images keyed by
+	// the source, the architecture and NVRTC's version, so that the
+	// processes of one session compile the kernel once.
+	var cachePath string
+	if dir := os.Getenv("MEGAPROOF_KERNEL_CACHE"); dir != "" {
+		var a, b C.int
+		C.mp_nvrtc_version(&a, &b)
+		h := sha256.Sum256([]byte(fmt.Sprintf("%s\x00%s\x00%d.%d", source, arch, a, b)))
+		cachePath = filepath.Join(dir, fmt.Sprintf("mp_interp-%s-%x.img", arch, h[:12]))
+		if img, err := os.ReadFile(cachePath); err == nil && len(img) > 0 {
+			cubins[arch] = img
+			return img, true, time.Since(t0), nil
+		}
+	}
+	defer func() {
+		if err == nil && cachePath != "" {
+			os.MkdirAll(filepath.Dir(cachePath), 0o755)
+			if f, e := os.CreateTemp(filepath.Dir(cachePath), "tmp-*"); e == nil {
+				f.Write(img)
+				f.Close()
+				os.Rename(f.Name(), cachePath)
+			}
+		}
+	}()
+	src := C.CString(source)
 	defer C.free(unsafe.Pointer(src))
 	try := func(a string, cubin bool, define string) ([]byte, error) {
 		ca := C.CString("--gpu-architecture=" + a)
@@ -593,6 +620,7 @@ type session struct {
 	claim, ctl, status C.CUdeviceptr
 	perm               C.CUdeviceptr
 	sync, pristine     C.CUdeviceptr
+	trace              C.CUdeviceptr // Options.Trace's table, allocated on first use
 	syncBytes          int
 	statusOff          int
 	pristineFor        *permKey       // the options the pristine copy was built for
@@ -657,7 +685,7 @@ func (d *Device) newSessionOn(e *Encoded, heap C.CUdeviceptr) (*session, error) 
 		uint64(s.heap), uint64(ins), uint64(streams), uint64(tasks), uint64(accs),
 		uint64(s.ctr), uint64(s.bar), uint64(s.sm), uint64(s.claim), uint64(dyninfo),
 		uint64(s.ctl), uint64(s.status), uint64(s.perm),
-		uint64(e.Workers), uint64(len(e.dyninfo)), 0, 0, 0, uint64(e.Steps), 0,
+		uint64(e.Workers), uint64(len(e.dyninfo)), 0, 0, 0, uint64(e.Steps), 0, 0,
 	}
 	ok = true
 	return s, nil
@@ -706,6 +734,17 @@ func (s *session) resetSync(o Options, st C.CUstream) error {
 	s.params[16] = uint64(o.MaxDelay.Nanoseconds())
 	s.params[17] = o.Seed
 	s.params[19] = uint64(o.prefetch())
+	s.params[20] = 0
+	if o.Trace {
+		if s.trace == 0 {
+			p, err := s.mem.alloc(8 * 4 * len(s.e.prog.Tasks))
+			if err != nil {
+				return err
+			}
+			s.trace = p
+		}
+		s.params[20] = uint64(s.trace)
+	}
 	return nil
 }
 
@@ -882,6 +921,21 @@ func (d *Device) launch(s *session, opt Options, t0 time.Time, download bool, io
 		}
 	}
 	out.Total = time.Since(t0)
+	if opt.Trace && s.trace != 0 {
+		tr := make([]uint64, 4*len(e.prog.Tasks))
+		if err := dtoh(tr, s.trace); err != nil {
+			return nil, err
+		}
+		out.Trace = make([]TaskTime, len(e.prog.Tasks))
+		for i := range out.Trace {
+			w := tr[4*i : 4*i+4]
+			if w[2] == 0 {
+				out.Trace[i] = TaskTime{Worker: -1}
+				continue
+			}
+			out.Trace[i] = TaskTime{Wait: int64(w[0]), Start: int64(w[1]), End: int64(w[2]), Worker: int(w[3])}
+		}
+	}
 	if stuck {
 		st := append([]uint64(nil), status...)
 		ctr, bar, sem := e.initialSync()

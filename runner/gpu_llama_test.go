@@ -10,6 +10,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"sort"
 	"strconv"
@@ -19,6 +20,7 @@ import (
 	"time"
 
 	"github.com/megaproof/megaproof/examples/llama/llamagen"
+	"github.com/megaproof/megaproof/schedule"
 )
 
 // TestGPUNumericOps runs one task of every numeric op, drawn from llamagen
@@ -546,4 +548,183 @@ func TestGPULlamaBench(t *testing.T) {
 			}
 		}
 	}
+}
+
+// ProfileKind is one op kind's line of TestGPULlamaProfile: how long its
+// bodies took, at what rate they read their weights and state, how long
+// their workers waited before them, and how much of each layer's critical
+// path it holds.
+type ProfileKind struct {
+	Kind                  string
+	Tasks                 int
+	BodyMeanUS, BodyMaxUS float64
+	BodySumUS             float64
+	WaitMeanUS            float64
+	ReadBytesMean         float64
+	GBPerSecond           float64 // mean read bytes over mean body time
+	CriticalMeanUS        float64 // per layer: end of the kind's last task minus end of the previous kind's
+}
+
+// ProfileResult is one configuration of TestGPULlamaProfile.
+type ProfileResult struct {
+	Model, Strategy, Tile string
+	Pos, Tasks            int
+	KernelMS              float64
+	BusyFraction          float64 // body time over workers × kernel time
+	Kinds                 []ProfileKind
+}
+
+var taskKindRE = regexp.MustCompile(`^(?:L\d+\.)?(.*?)(?:\.[thg]\d+)?(?:\.s\d+)?$`)
+
+// TestGPULlamaProfile traces one decode step (Options.Trace) at position
+// MEGAPROOF_BENCH_POS (default 1024) for MEGAPROOF_LLAMA_MODELS and
+// MEGAPROOF_LLAMA_STRATEGIES after two untraced warm-up steps, and reports
+// per op kind the body times, the read rate, the waits and the share of
+// each layer's critical path. Opt-in: MEGAPROOF_PROFILE=1.
+func TestGPULlamaProfile(t *testing.T) {
+	if os.Getenv("MEGAPROOF_PROFILE") == "" {
+		t.Skip("MEGAPROOF_PROFILE not set")
+	}
+	d := device(t)
+	h200, _ := llamagen.LookupTarget("h200")
+	outDir := os.Getenv("MEGAPROOF_OUT")
+	pos, _ := strconv.Atoi(envOr("MEGAPROOF_BENCH_POS", "1024"))
+	for _, name := range strings.Split(envOr("MEGAPROOF_LLAMA_MODELS", "smollm2-135m"), ",") {
+		m, err := llamagen.LookupModel(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, sname := range strings.Split(envOr("MEGAPROOF_LLAMA_STRATEGIES", "round-robin"), ",") {
+			cfg := llamagen.Config{Model: m, Target: h200, Tile: tileOr(128), AutoTile: autoTile(), MaxSeq: 8192, PosSet: true, Numeric: true, Batch: 1, Pos: pos}
+			if err := strategyConfig(&cfg, sname); err != nil {
+				t.Fatal(err)
+			}
+			opt := Options{Init: LlamaSource(SeededTensors{Seed: 1, Untied: !m.Tied}), BlockThreads: blockThreads(), Timeout: 5 * time.Second, PrefetchBytes: prefetchBytes()}
+			all, err := prepareSteps(cfg, pos+3, opt, pos)
+			if err != nil {
+				t.Fatal(err)
+			}
+			heap, err := d.NewResident(all[pos], opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			g := &Generation{Heap: heap, Program: func(p int) (*Encoded, error) { return all[p], nil }, Opt: opt}
+			if _, err := g.Run(context.Background(), pos, 2, []int32{1}); err != nil {
+				t.Fatal(err)
+			}
+			topt := opt
+			topt.Trace = true
+			e := all[pos+2]
+			out, err := heap.Run(e, topt)
+			heap.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := profile(e, out)
+			r.Model, r.Strategy, r.Tile, r.Pos = name, sname, envOr("MEGAPROOF_TILE", "auto"), pos
+			t.Logf("%s %s tile %s p%d: %d tasks, kernel %.3f ms (traced), workers busy %.0f%%", name, sname, r.Tile, pos, r.Tasks, r.KernelMS, 100*r.BusyFraction)
+			for _, k := range r.Kinds {
+				t.Logf("  %-8s %5d tasks  body mean %7.2f µs max %7.2f  sum %8.0f µs  wait mean %6.2f µs  read %8.0f B at %6.1f GB/s  critical %6.2f µs/layer",
+					k.Kind, k.Tasks, k.BodyMeanUS, k.BodyMaxUS, k.BodySumUS, k.WaitMeanUS, k.ReadBytesMean, k.GBPerSecond, k.CriticalMeanUS)
+			}
+			if outDir != "" {
+				b, _ := json.MarshalIndent(r, "", " ")
+				os.WriteFile(filepath.Join(outDir, fmt.Sprintf("profile-%s-%s-p%d.json", name, sname, pos)), b, 0o644)
+			}
+		}
+	}
+}
+
+// profile aggregates a traced run by op kind.
+func profile(e *Encoded, out *Outcome) ProfileResult {
+	p := e.prog
+	r := ProfileResult{Tasks: len(p.Tasks), KernelMS: out.Kernel.Seconds() * 1e3}
+	type agg struct {
+		n                     int
+		sum, max, wait, bytes float64
+		crit                  float64
+		layers                int
+	}
+	aggs := map[string]*agg{}
+	var order []string
+	layerEnd := map[int]map[string]int64{} // layer -> kind -> last end
+	var busy float64
+	var t0, t1 int64 = math.MaxInt64, 0
+	for i, tt := range out.Trace {
+		if tt.Worker < 0 {
+			continue
+		}
+		task := &p.Tasks[i]
+		kind := taskKindRE.FindStringSubmatch(task.Name)[1]
+		a := aggs[kind]
+		if a == nil {
+			a = &agg{}
+			aggs[kind] = a
+			order = append(order, kind)
+		}
+		body := float64(tt.End-tt.Start) / 1e3
+		a.n++
+		a.sum += body
+		a.max = max(a.max, body)
+		a.wait += float64(tt.Start-tt.Wait) / 1e3
+		for _, rd := range task.Reads {
+			k := p.Buffers[rd.Buffer].Kind
+			if k == schedule.KindWeight || k == schedule.KindState {
+				a.bytes += float64(rd.Length * rd.RowCount())
+			}
+		}
+		busy += body
+		t0, t1 = min(t0, tt.Wait), max(t1, tt.End)
+		layer := -1
+		if strings.HasPrefix(task.Name, "L") {
+			fmt.Sscanf(task.Name, "L%d.", &layer)
+		}
+		if layerEnd[layer] == nil {
+			layerEnd[layer] = map[string]int64{}
+		}
+		layerEnd[layer][kind] = max(layerEnd[layer][kind], tt.End)
+	}
+	// Critical path per layer: kinds ordered by their last end; each
+	// holds the time from the previous kind's last end to its own.
+	for l, ends := range layerEnd {
+		if l < 0 {
+			continue
+		}
+		ks := make([]string, 0, len(ends))
+		for k := range ends {
+			ks = append(ks, k)
+		}
+		sort.Slice(ks, func(i, j int) bool { return ends[ks[i]] < ends[ks[j]] })
+		prev := int64(0)
+		if pe, ok := layerEnd[l-1]; ok {
+			for _, v := range pe {
+				prev = max(prev, v)
+			}
+		} else if pe, ok := layerEnd[-1]; ok {
+			prev = pe["embed"]
+		}
+		for _, k := range ks {
+			if prev > 0 {
+				aggs[k].crit += float64(ends[k]-prev) / 1e3
+				aggs[k].layers++
+			}
+			prev = ends[k]
+		}
+	}
+	for _, k := range order {
+		a := aggs[k]
+		pk := ProfileKind{Kind: k, Tasks: a.n, BodyMeanUS: a.sum / float64(a.n), BodyMaxUS: a.max, BodySumUS: a.sum,
+			WaitMeanUS: a.wait / float64(a.n), ReadBytesMean: a.bytes / float64(a.n)}
+		if pk.BodyMeanUS > 0 {
+			pk.GBPerSecond = pk.ReadBytesMean / (pk.BodyMeanUS * 1e3)
+		}
+		if a.layers > 0 {
+			pk.CriticalMeanUS = a.crit / float64(a.layers)
+		}
+		r.Kinds = append(r.Kinds, pk)
+	}
+	if t1 > t0 {
+		r.BusyFraction = busy * 1e3 / (float64(e.Workers) * float64(t1-t0))
+	}
+	return r
 }

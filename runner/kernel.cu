@@ -40,6 +40,7 @@ struct Params {
   const u32 *perm; // block -> worker
   u64 nworkers, ndyn, timeout_ns, max_delay_ns, seed, nins;
   u64 pf_bytes;    // L2 prefetch budget per unmet wait (0: off)
+  u64 *trace;      // 0, or 4 words per task: wait start, body start, body end, worker
 };
 
 // One encoded instruction (see runner/encode.go), read as one 16-byte word.
@@ -358,6 +359,39 @@ __device__ __noinline__ void delay_spin(const Params &P, u32 t, u32 phase) {
 
 __shared__ Ins s_pre[ICN];
 
+// Prefetch ranges of the window's numeric task begins, decoded when the
+// window is loaded (so that a waiting thread 0 reads no task record):
+// up to two heap ranges per instruction, length 0 when none.
+struct PfRange {
+  u64 a0, a1;
+  u32 n0, n1;
+};
+__shared__ PfRange s_pf[ICN];
+
+// pf_decode returns the prefetch ranges of task t: the first two reads
+// that its prefetch mask names (weights and state), each its whole extent
+// when its rows are contiguous, else its first row.
+__device__ PfRange pf_decode(const Params &P, u32 t) {
+  PfRange r = {0, 0, 0, 0};
+  const u64 *T = P.tasks + TASK_WORDS * (u64)t;
+  u64 m = __ldg(&T[TASK_PREFETCH]);
+  if (!m) return r;
+  const u64 *R = P.accs + 4 * __ldg(&T[4]);
+  u32 nr = (u32)__ldg(&T[5]);
+  int got = 0;
+  for (u32 k = 0; k < nr && k < 32 && got < 2; k++) {
+    if (!((m >> k) & 1)) continue;
+    const u64 *A = R + 4 * k;
+    u64 a = __ldg(&A[0]), len = __ldg(&A[1]), rows = __ldg(&A[2]), st = __ldg(&A[3]);
+    if (rows > 1 && st == len) len *= rows;
+    if (len > 0xffffffffull) len = 0xffffffffull;
+    if (got == 0) r.a0 = a, r.n0 = (u32)len;
+    else r.a1 = a, r.n1 = (u32)len;
+    got++;
+  }
+  return r;
+}
+
 __device__ __forceinline__ Ins predecode(const Params &P, u64 w0, u64 val) {
   u32 kind = (u32)w0 & 0xff, obj = (u32)(w0 >> 32);
   bool plain = (w0 & 0x700) == 0; // acquire/release at gpu scope
@@ -412,6 +446,9 @@ __device__ __forceinline__ void fetch(const Params &P, Blk &B, u32 pc) {
     B.icache[2 * i] = w0;
     B.icache[2 * i + 1] = val;
     s_pre[i] = predecode(P, w0, val);
+    PfRange pr = {0, 0, 0, 0};
+    if (P.pf_bytes && ((u32)w0 & 0xff) == INS_BEGIN && val >= OP_FIRST_NUMERIC) pr = pf_decode(P, (u32)(w0 >> 32));
+    s_pf[i] = pr;
   }
   if (threadIdx.x == 0) B.ibase = pc;
   __syncthreads();
@@ -435,43 +472,19 @@ __device__ __forceinline__ void l2_prefetch(const u8 *a, u64 n) {
 #endif
 }
 
-// prefetch_task (thread 0) prefetches the reads of task t that its
-// prefetch mask names (weights and state) and returns their bytes.
-__device__ u64 prefetch_task(const Params &P, u32 t) {
-  const u64 *T = P.tasks + TASK_WORDS * (u64)t;
-  u64 m = T[TASK_PREFETCH];
-  if (!m) return 0;
-  const u64 *R = P.accs + 4 * T[4];
-  u32 nr = (u32)T[5];
-  u64 bytes = 0;
-  for (u32 k = 0; k < nr && k < 32; k++) {
-    if (!((m >> k) & 1)) continue;
-    const u64 *A = R + 4 * k;
-    u64 len = A[1], rows = A[2] ? A[2] : 1, st = A[3];
-    if (rows == 1 || st == len) {
-      l2_prefetch(P.heap + A[0], len * rows);
-    } else {
-      for (u64 r = 0; r < rows && r < 64; r++) l2_prefetch(P.heap + A[0] + r * st, len);
-    }
-    bytes += len * rows;
-  }
-  return bytes;
-}
-
 // prefetch_ahead (thread 0, at a wait that is not met yet) prefetches the
-// reads of the numeric tasks that follow pc in the shared window, from
-// *pf on (tasks before it were prefetched already), until P.pf_bytes were
-// issued; *pf moves past them.
+// ranges (s_pf) of the numeric tasks that follow pc in the shared window,
+// from *pf on (tasks before it were prefetched already), until P.pf_bytes
+// were issued; *pf moves past them.
 __device__ __noinline__ void prefetch_ahead(const Params &P, Blk &B, u32 pc, u32 lim, u32 *pf) {
   u32 base = B.ibase;
   u32 i = pc > *pf ? pc : *pf;
   u64 bytes = 0;
   u32 scan = 0;
   for (; i < lim && scan < 64 && bytes < P.pf_bytes; i++, scan++) {
-    if (pre_class(i - base) != CL_BLOCK) continue;
-    u64 w0 = B.icache[2 * (i - base)], val = B.icache[2 * (i - base) + 1];
-    if (((u32)w0 & 0xff) != INS_BEGIN || val < OP_FIRST_NUMERIC) continue;
-    bytes += prefetch_task(P, (u32)(w0 >> 32));
+    const PfRange r = s_pf[i - base];
+    if (r.n0) l2_prefetch(P.heap + r.a0, r.n0), bytes += r.n0;
+    if (r.n1) l2_prefetch(P.heap + r.a1, r.n1), bytes += r.n1;
   }
   *pf = i;
 }
@@ -568,6 +581,7 @@ template <bool HELP> __device__ bool run_thread(const Params &P, Blk &B, u32 th)
   u32 end = __ldg(&P.streams[th + 1]);
   u32 pc = __ldg(&P.streams[th]);
   u32 pf = pc;         // thread 0: instructions before pf were considered for prefetch
+  u64 tw = 0;          // thread 0, tracing: when the last sync run began
   bool unread = false; // an outcome was read since the last block barrier
   while (pc < end) {
     fetch(P, B, pc);
@@ -580,15 +594,22 @@ template <bool HELP> __device__ bool run_thread(const Params &P, Blk &B, u32 th)
         fence_sync((u32)w0 & 0xffff);
         __syncthreads();
       } else {
+        u64 tb = 0;
+        if (P.trace && threadIdx.x == 0) tb = gtimer();
         if (P.max_delay_ns) delay(P, obj, 0);
         run_body(P, B, obj); // ends with a block barrier
         if (P.max_delay_ns) delay(P, obj, 1);
+        if (P.trace && threadIdx.x == 0) {
+          u64 *tr = P.trace + 4 * (u64)obj;
+          tr[0] = tw, tr[1] = tb, tr[2] = gtimer(), tr[3] = B.worker;
+        }
       }
       unread = false;
       pc++;
       continue;
     }
     if (unread) __syncthreads();
+    if (P.trace && threadIdx.x == 0) tw = gtimer();
     if (threadIdx.x == 0) sync_run<HELP>(P, B, th, pc, end, &pf);
     __syncthreads();
     int res = B.res, d = B.dyn;

@@ -263,6 +263,18 @@ func TestLlamaDecodeCPU(t *testing.T) {
 		{"dynamic", tinyConfig(llamagen.Dynamic, 1, 0, 1), true, 0},
 		{"barrier", tinyConfig(llamagen.Barrier, 1, 0, 1), true, 0},
 		{"split2", tinyConfig(llamagen.RoundRobin, 2, 0, 1), false, 1.0 / 64},
+		// Splits clipped to the window at positions 0-2 on one heap.
+		{"split4", tinyConfig(llamagen.RoundRobin, 4, 0, 1), false, 1.0 / 64},
+		{"split4-chunk2", func() llamagen.Config {
+			c := tinyConfig(llamagen.RoundRobin, 4, 0, 1)
+			c.SplitChunk = 2
+			return c
+		}(), false, 1.0 / 64},
+		{"autotile", func() llamagen.Config {
+			c := tinyConfig(llamagen.RoundRobin, 1, 0, 1)
+			c.AutoTile = true
+			return c
+		}(), true, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			steps := hostGeneration(t, tc.cfg, ts, n, []int32{7})

@@ -2,10 +2,11 @@ package runner
 
 // opAttnCombine merges one head's split-KV partials by their log-sum-exp.
 //
-//	reads:  part[:, h·splits·D : (h+1)·splits·D] of [B, heads·splits·D] fp32;
-//	        lse[:, h·splits : (h+1)·splits] of [B, heads·splits] fp32
+//	reads:  part[:, h·P·D : (h·P+splits)·D] of [B, heads·P·D] fp32;
+//	        lse[:, h·P : h·P+splits] of [B, heads·P] fp32
 //	writes: att[:, h·D : (h+1)·D] of [B, heads·D] bf16
-//	params: batch (default 1), head h, splits, heads, head_dim D
+//	params: batch (default 1), head h, splits, heads, head_dim D,
+//	        part_splits P (default splits; at least splits)
 //
 // With M = max lse_s and c_s = exp(lse_s − M):
 // out = bf16(Σ c_s part_s / Σ c_s), in fp32. Tolerance: exp; one bf16
@@ -15,11 +16,15 @@ var opAttnCombine = &numOp{
 	reads: 2, writes: []elemKind{elemBF16},
 	check: func(c *checker) [numArgs]uint64 {
 		B, hd, splits, heads, D := c.batch(), c.param("head", 0), c.param("splits", 1), c.param("heads", 1), c.param("head_dim", 1)
+		ps := c.optParam("part_splits", int64(splits), 1)
 		if c.err == nil && hd >= heads {
 			c.fail("head %d of %d", hd, heads)
 		}
-		c.acc("read", 0, 4*hd*splits*D, 4*splits*D, B, 4*heads*splits*D, B*4*heads*splits*D)
-		c.acc("read", 1, 4*hd*splits, 4*splits, B, 4*heads*splits, B*4*heads*splits)
+		if c.err == nil && ps < splits {
+			c.fail("part_splits %d below splits %d", ps, splits)
+		}
+		c.acc("read", 0, 4*hd*ps*D, 4*splits*D, B, 4*heads*ps*D, B*4*heads*ps*D)
+		c.acc("read", 1, 4*hd*ps, 4*splits, B, 4*heads*ps, B*4*heads*ps)
 		c.acc("write", 0, 2*hd*D, 2*D, B, 2*heads*D, 0)
 		return [numArgs]uint64{B, D, splits}
 	},

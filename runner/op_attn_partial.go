@@ -5,9 +5,10 @@ package runner
 // for [opAttnCombine].
 //
 //	reads:  as attention's, for the chunk [kv_start, kv_start+kv_len)
-//	writes: part[:, (h·splits+s)·D : (h·splits+s+1)·D] of [B, heads·splits·D] fp32;
-//	        lse[:, h·splits+s] of [B, heads·splits] fp32
-//	params: attention's, and split s, splits
+//	writes: part[:, (h·P+s)·D : (h·P+s+1)·D] of [B, heads·P·D] fp32;
+//	        lse[:, h·P+s] of [B, heads·P] fp32
+//	params: attention's, and split s, splits, part_splits P (default
+//	        splits: the partials laid out per head, at least splits)
 //
 // part = Σ p_j v_j / Σ p_j and lse = m + ln Σ p_j (p_j = exp(s_j − m)),
 // both fp32. Tolerance: exp and the sums' order.
@@ -18,11 +19,15 @@ var opAttnPartial = &numOp{
 		B, D, n, scale := checkAttn(c)
 		hd, heads := c.param("head", 0), c.param("heads", 1)
 		s, splits := c.param("split", 0), c.param("splits", 1)
+		ps := c.optParam("part_splits", int64(splits), 1)
 		if c.err == nil && s >= splits {
 			c.fail("split %d of %d", s, splits)
 		}
-		c.acc("write", 0, 4*(hd*splits+s)*D, 4*D, B, 4*heads*splits*D, B*4*heads*splits*D)
-		c.acc("write", 1, 4*(hd*splits+s), 4, B, 4*heads*splits, B*4*heads*splits)
+		if c.err == nil && ps < splits {
+			c.fail("part_splits %d below splits %d", ps, splits)
+		}
+		c.acc("write", 0, 4*(hd*ps+s)*D, 4*D, B, 4*heads*ps*D, B*4*heads*ps*D)
+		c.acc("write", 1, 4*(hd*ps+s), 4, B, 4*heads*ps, B*4*heads*ps)
 		return [numArgs]uint64{B, D, n, f32bits(scale)}
 	},
 	run: func(a *[numArgs]uint64, r, w []access, h []byte) {

@@ -81,6 +81,11 @@ type Options struct {
 	// prefetch reads no values (it has no effect on the memory model), so
 	// it cannot change a result. 0 means 256 KiB; negative turns it off.
 	PrefetchBytes int
+	// Trace records, per task with a body, when its worker began the sync
+	// steps before it, when the body started and when it ended
+	// (%globaltimer, ns), into Outcome.Trace. It adds two timer reads per
+	// task; for profiles, not for timed runs.
+	Trace bool
 }
 
 // DefaultPrefetchBytes is the L2 prefetch budget of a zero
@@ -111,12 +116,23 @@ func (o Options) threads() int {
 	return o.BlockThreads
 }
 
+// TaskTime is one task's entry of [Outcome.Trace]: device timer readings
+// in ns (one clock for the whole device). Worker is -1 for a task that ran
+// no body.
+type TaskTime struct {
+	Wait, Start, End int64
+	Worker           int
+}
+
 // Outcome is the result of one GPU run.
 type Outcome struct {
 	// Buffers holds every buffer's final bytes by name.
 	Buffers map[string][]byte
 	// Kernel is the launch's duration measured with CUDA events.
 	Kernel time.Duration
+	// Trace has one entry per task when Options.Trace was set (device
+	// runs only).
+	Trace []TaskTime
 	// Total is the wall time of the run: upload, launch, download.
 	Total time.Duration
 	// Cooperative reports whether cuLaunchCooperativeKernel was used.

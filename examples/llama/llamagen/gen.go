@@ -52,6 +52,11 @@ type Config struct {
 	// with a combine step (split-KV, flash-decoding); 0 or 1 attends over
 	// the whole window in one task.
 	Splits int
+	// SplitChunk, when positive, splits a window into min(Splits,
+	// ⌈window/SplitChunk⌉) chunks: short windows stay whole and long ones
+	// spread over more workers. The heap layout is that of Splits at every
+	// position, so one generation runs on one heap.
+	SplitChunk int
 	// Workers is the number of workers launched (default the target's
 	// capacity, SMs × PerSM).
 	Workers int
@@ -113,12 +118,17 @@ func (c *Config) setDefaults() error {
 		return fmt.Errorf("llamagen: %d splits", c.Splits)
 	case c.Workers < 1:
 		return fmt.Errorf("llamagen: %d workers", c.Workers)
+	case c.SplitChunk < 0:
+		return fmt.Errorf("llamagen: split chunk %d", c.SplitChunk)
 	case c.Pages < 0:
 		return fmt.Errorf("llamagen: %d pages", c.Pages)
 	case c.Strategy > Barrier:
 		return fmt.Errorf("llamagen: unknown strategy %d", c.Strategy)
 	}
 	c.reqSplits = c.Splits
+	if c.SplitChunk > 0 {
+		c.Splits = min(c.Splits, (c.Pos+c.SplitChunk)/c.SplitChunk)
+	}
 	if c.Splits > c.Pos+1 {
 		c.Splits = c.Pos + 1
 	}
@@ -329,7 +339,7 @@ func (g *gen) graph() {
 		// (unused) partial buffers, so that every decode position of a
 		// split-KV configuration has one heap layout.
 		sb := c.Splits
-		if sb == 1 && c.Numeric {
+		if c.Numeric && c.reqSplits > sb {
 			sb = c.reqSplits
 		}
 		if sb > 1 {
@@ -381,6 +391,16 @@ func (g *gen) graph() {
 		return ps
 	}
 	attnP := append(headP("max_seq", int64(S)), param{"scale_e9", e9(1 / math.Sqrt(float64(m.HeadDim)))})
+	// P is the number of partials laid out per head: Splits, or with
+	// numeric params the requested splits (the window may clip Splits).
+	P := c.Splits
+	if c.Numeric && c.reqSplits > P {
+		P = c.reqSplits
+	}
+	var partP []param
+	if P != c.Splits {
+		partP = g.num(param{"part_splits", int64(P)})[1:]
+	}
 	for l := 0; l < m.Layers; l++ {
 		var lb layerBufs
 		var off uint64 = slotSize * uint64(l%max(c.Pages, 1))
@@ -504,11 +524,11 @@ func (g *gen) graph() {
 					needs = append(needs, g.all(kvG[kh]))
 				}
 				g.add(node{name: name("attn.h%d.s%d", h, s), op: "attn_partial", layer: l, slot: slot,
-					params: append([]param{{"head", int64(h)}, {"kv_start", int64(lo)}, {"kv_len", int64(hi - lo)}}, g.num(append(attnP, param{"split", int64(s)}, param{"splits", int64(c.Splits)})...)...),
+					params: append(append([]param{{"head", int64(h)}, {"kv_start", int64(lo)}, {"kv_len", int64(hi - lo)}}, g.num(append(attnP, param{"split", int64(s)}, param{"splits", int64(c.Splits)})...)...), partP...),
 					reads:  []access{cols(lb.qr, B, qw, h*m.HeadDim, m.HeadDim, actBytes), rowsAt(kc, kh, lo, hi-lo), rowsAt(vc, kh, lo, hi-lo)},
 					writes: []access{
-						cols(lb.part, B, m.Heads*c.Splits*m.HeadDim, (h*c.Splits+s)*m.HeadDim, m.HeadDim, accBytes),
-						cols(lb.lse, B, m.Heads*c.Splits, h*c.Splits+s, 1, accBytes)},
+						cols(lb.part, B, m.Heads*P*m.HeadDim, (h*P+s)*m.HeadDim, m.HeadDim, accBytes),
+						cols(lb.lse, B, m.Heads*P, h*P+s, 1, accBytes)},
 					needs: needs, signals: []int32{partG[h]}})
 			}
 		}
@@ -516,10 +536,10 @@ func (g *gen) graph() {
 			g.next()
 			for h := range m.Heads {
 				g.add(node{name: name("combine.h%d", h), op: "attn_combine", layer: l, slot: slot,
-					params: append([]param{{"head", int64(h)}, {"splits", int64(c.Splits)}}, g.num(headP()...)...),
+					params: append(append([]param{{"head", int64(h)}, {"splits", int64(c.Splits)}}, g.num(headP()...)...), partP...),
 					reads: []access{
-						cols(lb.part, B, m.Heads*c.Splits*m.HeadDim, h*c.Splits*m.HeadDim, c.Splits*m.HeadDim, accBytes),
-						cols(lb.lse, B, m.Heads*c.Splits, h*c.Splits, c.Splits, accBytes)},
+						cols(lb.part, B, m.Heads*P*m.HeadDim, h*P*m.HeadDim, c.Splits*m.HeadDim, accBytes),
+						cols(lb.lse, B, m.Heads*P, h*P, c.Splits, accBytes)},
 					writes:  []access{cols(lb.att, B, qw, h*m.HeadDim, m.HeadDim, actBytes)},
 					needs:   []need{g.all(partG[h])},
 					signals: []int32{attG}})

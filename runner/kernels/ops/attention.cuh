@@ -26,12 +26,22 @@ __device__ __forceinline__ void ld_e(const u8 *p, float *f) {
   }
 }
 
-template <bool PARTIAL, int E, int KC>
+// ld_n is ld_e for a run-time count ne ≤ E of elements, zero above it.
+template <int E>
+__device__ __forceinline__ void ld_n(const u8 *p, float *f, u32 ne) {
+#pragma unroll
+  for (int e = 0; e < E; e++) f[e] = (u32)e < ne ? bf2f(((const u16 *)p)[e]) : 0.f;
+}
+
+// op_attn_e is the body for E dims per lane (EXACT), or for D/32 ≤ E dims
+// per lane with scalar loads (not EXACT).
+template <bool PARTIAL, int E, int KC, bool EXACT>
 __device__ void op_attn_e(const u64 *T, const u64 *R, const u64 *W, u8 *H) {
   const u64 B = T[TASK_ARG0], D = T[TASK_ARG0 + 1], n = T[TASK_ARG0 + 2];
   const float scale = __uint_as_float((u32)T[TASK_ARG0 + 3]);
   const u32 lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const u32 nwa = (blockDim.x >> 5) < ATT_WARPS ? (blockDim.x >> 5) : ATT_WARPS;
+  const u32 ne = EXACT ? E : (u32)(D / 32);
   for (u64 b = 0; b < B; b++) {
     const u64 qa = row_addr(ACC(R, 0), b, 2 * D);
     const u64 ka = row_addr(ACC(R, 1), b, 2 * n * D), va = row_addr(ACC(R, 2), b, 2 * n * D);
@@ -39,15 +49,21 @@ __device__ void op_attn_e(const u64 *T, const u64 *R, const u64 *W, u8 *H) {
 #pragma unroll
     for (int e = 0; e < E; e++) o[e] = 0.f;
     if (warp < nwa) {
-      ld_e<E>(H + qa + 2 * lane * E, q);
-      const u8 *kp = H + ka + 2 * lane * E, *vp = H + va + 2 * lane * E;
+      if (EXACT) ld_e<E>(H + qa + 2 * lane * ne, q);
+      else ld_n<E>(H + qa + 2 * lane * ne, q, ne);
+      const u8 *kp = H + ka + 2 * lane * ne, *vp = H + va + 2 * lane * ne;
       for (u64 j0 = (u64)warp * KC; j0 < n; j0 += (u64)nwa * KC) {
         float kf[KC][E], vf[KC][E], d[KC];
 #pragma unroll
         for (int c = 0; c < KC; c++) {
           if (j0 + c < n) {
-            ld_e<E>(kp + 2 * (j0 + c) * D, kf[c]);
-            ld_e<E>(vp + 2 * (j0 + c) * D, vf[c]);
+            if (EXACT) {
+              ld_e<E>(kp + 2 * (j0 + c) * D, kf[c]);
+              ld_e<E>(vp + 2 * (j0 + c) * D, vf[c]);
+            } else {
+              ld_n<E>(kp + 2 * (j0 + c) * D, kf[c], ne);
+              ld_n<E>(vp + 2 * (j0 + c) * D, vf[c], ne);
+            }
           } else {
 #pragma unroll
             for (int e = 0; e < E; e++) kf[c][e] = 0.f, vf[c][e] = 0.f;
@@ -88,7 +104,8 @@ __device__ void op_attn_e(const u64 *T, const u64 *R, const u64 *W, u8 *H) {
     if (warp < nwa) {
       if (lane == 0) s_ml[2 * warp] = m, s_ml[2 * warp + 1] = l;
 #pragma unroll
-      for (int e = 0; e < E; e++) s_att[warp * D + lane * E + e] = o[e];
+      for (int e = 0; e < E; e++)
+        if ((u32)e < ne) s_att[warp * D + lane * ne + e] = o[e];
     }
     __syncthreads();
     for (u64 t = threadIdx.x; t < D; t += blockDim.x) {
@@ -114,13 +131,10 @@ template <bool PARTIAL>
 __device__ void op_attn(const u64 *T, const u64 *R, const u64 *W, u8 *H) {
   // KC·E ≤ 16: the chunk's K and V rows take at most 32 registers.
   switch (T[TASK_ARG0 + 1] / 32) {
-  case 1: op_attn_e<PARTIAL, 1, 16>(T, R, W, H); break;
-  case 2: op_attn_e<PARTIAL, 2, 8>(T, R, W, H); break;
-  case 3: op_attn_e<PARTIAL, 3, 4>(T, R, W, H); break;
-  case 4: op_attn_e<PARTIAL, 4, 4>(T, R, W, H); break;
-  case 5: op_attn_e<PARTIAL, 5, 2>(T, R, W, H); break;
-  case 6: op_attn_e<PARTIAL, 6, 2>(T, R, W, H); break;
-  case 7: op_attn_e<PARTIAL, 7, 2>(T, R, W, H); break;
-  default: op_attn_e<PARTIAL, 8, 2>(T, R, W, H); break;
+  case 1: op_attn_e<PARTIAL, 1, 16, true>(T, R, W, H); break;
+  case 2: op_attn_e<PARTIAL, 2, 8, true>(T, R, W, H); break;
+  case 4: op_attn_e<PARTIAL, 4, 4, true>(T, R, W, H); break;
+  case 8: op_attn_e<PARTIAL, 8, 2, true>(T, R, W, H); break;
+  default: op_attn_e<PARTIAL, 8, 2, false>(T, R, W, H); break;
   }
 }

@@ -103,9 +103,7 @@ __device__ void op_gemv(const u64 *T, const u64 *R, const u64 *W, u8 *H) {
   const bool vec = k % 8 == 0 && xa % 16 == 0 && wa % 16 == 0;
   if (vec) {
     u64 b0 = 0;
-    for (; B - b0 >= 8; b0 += 8) gemv_vec<8, 4>(W, H, xa, wa, b0, n, k, elem, rnd);
     for (; B - b0 >= 4; b0 += 4) gemv_vec<4, 4>(W, H, xa, wa, b0, n, k, elem, rnd);
-    for (; B - b0 >= 2; b0 += 2) gemv_vec<2, GEMV_U>(W, H, xa, wa, b0, n, k, elem, rnd);
     for (; b0 < B; b0++) gemv_vec<1, GEMV_U>(W, H, xa, wa, b0, n, k, elem, rnd);
     return;
   }
