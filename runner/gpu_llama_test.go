@@ -568,6 +568,7 @@ type ProfileKind struct {
 // ProfileResult is one configuration of TestGPULlamaProfile.
 type ProfileResult struct {
 	Model, Strategy, Tile string
+	PrefetchBytes         int
 	Pos, Tasks            int
 	KernelMS              float64
 	BusyFraction          float64 // body time over workers × kernel time
@@ -621,15 +622,15 @@ func TestGPULlamaProfile(t *testing.T) {
 				t.Fatal(err)
 			}
 			r := profile(e, out)
-			r.Model, r.Strategy, r.Tile, r.Pos = name, sname, envOr("MEGAPROOF_TILE", "auto"), pos
-			t.Logf("%s %s tile %s p%d: %d tasks, kernel %.3f ms (traced), workers busy %.0f%%", name, sname, r.Tile, pos, r.Tasks, r.KernelMS, 100*r.BusyFraction)
+			r.Model, r.Strategy, r.Tile, r.Pos, r.PrefetchBytes = name, sname, envOr("MEGAPROOF_TILE", "auto"), pos, opt.prefetch()
+			t.Logf("%s %s tile %s prefetch %d p%d: %d tasks, kernel %.3f ms (traced), workers busy %.0f%%", name, sname, r.Tile, r.PrefetchBytes, pos, r.Tasks, r.KernelMS, 100*r.BusyFraction)
 			for _, k := range r.Kinds {
 				t.Logf("  %-8s %5d tasks  body mean %7.2f µs max %7.2f  sum %8.0f µs  wait mean %6.2f µs  read %8.0f B at %6.1f GB/s  critical %6.2f µs/layer",
 					k.Kind, k.Tasks, k.BodyMeanUS, k.BodyMaxUS, k.BodySumUS, k.WaitMeanUS, k.ReadBytesMean, k.GBPerSecond, k.CriticalMeanUS)
 			}
 			if outDir != "" {
 				b, _ := json.MarshalIndent(r, "", " ")
-				os.WriteFile(filepath.Join(outDir, fmt.Sprintf("profile-%s-%s-p%d.json", name, sname, pos)), b, 0o644)
+				os.WriteFile(filepath.Join(outDir, fmt.Sprintf("profile-%s-%s-f%d-p%d.json", name, sname, r.PrefetchBytes, pos)), b, 0o644)
 			}
 		}
 	}
