@@ -314,10 +314,13 @@ func tileOr(def int) int {
 	return def
 }
 
-// prefetchBytes is MEGAPROOF_PREFETCH (bytes; negative: off) or 0, the
-// runner's default.
+// prefetchBytes is MEGAPROOF_PREFETCH in bytes (1: DefaultPrefetchBytes;
+// unset, 0 or negative: off, the runner's default).
 func prefetchBytes() int {
 	n, _ := strconv.Atoi(os.Getenv("MEGAPROOF_PREFETCH"))
+	if n == 1 {
+		return DefaultPrefetchBytes
+	}
 	return n
 }
 

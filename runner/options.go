@@ -79,7 +79,10 @@ type Options struct {
 	// and state reads of the numeric tasks that come next in its queue,
 	// up to this many bytes ahead of the task it is about to run. A
 	// prefetch reads no values (it has no effect on the memory model), so
-	// it cannot change a result. 0 means 256 KiB; negative turns it off.
+	// it cannot change a result. 0 or negative turns it off: on the H200
+	// it measured slower than no prefetch for the Llama schedules (see
+	// docs/GPU.md), so it is opt-in; DefaultPrefetchBytes is the budget
+	// that was measured.
 	PrefetchBytes int
 	// Trace records, per task with a body, when its worker began the sync
 	// steps before it, when the body started and when it ended
@@ -88,19 +91,11 @@ type Options struct {
 	Trace bool
 }
 
-// DefaultPrefetchBytes is the L2 prefetch budget of a zero
-// [Options.PrefetchBytes].
+// DefaultPrefetchBytes is the L2 prefetch budget measured in docs/GPU.md
+// (the benchmarks' MEGAPROOF_PREFETCH=1 means it).
 const DefaultPrefetchBytes = 256 << 10
 
-func (o Options) prefetch() int {
-	switch {
-	case o.PrefetchBytes < 0:
-		return 0
-	case o.PrefetchBytes == 0:
-		return DefaultPrefetchBytes
-	}
-	return o.PrefetchBytes
-}
+func (o Options) prefetch() int { return max(o.PrefetchBytes, 0) }
 
 func (o Options) timeout() time.Duration {
 	if o.Timeout <= 0 {
