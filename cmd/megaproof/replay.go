@@ -71,7 +71,7 @@ func runReplay(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "megaproof replay: %s: the verifier stopped: %v\n", clean(file), err)
 		return exitInconclusive
 	}
-	rep := res.ReportAt(p, formatPaths(format))
+	rep := res.ReportAt(p, formatPaths(format, p))
 	rep.File, rep.Format = file, format
 	if rep.Verdict == verify.Safe {
 		fmt.Fprintf(stderr, "megaproof replay: %s: safe: no finding to replay\n", clean(file))

@@ -102,7 +102,7 @@ func runReport(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			return v.verifyData(file, data) // the invalid report
 		}
 		p = q
-		rep = v.verifyProgram(file, p, formatPaths(format))
+		rep = v.verifyProgram(file, p, formatPaths(format, p))
 		rep.Format = format
 		return rep
 	})

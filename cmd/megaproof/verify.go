@@ -405,19 +405,21 @@ func (v *verifier) verifyData(file string, data []byte) *verify.Report {
 		}
 		return r
 	}
-	r := v.verifyProgram(file, p, formatPaths(format))
+	r := v.verifyProgram(file, p, formatPaths(format, p))
 	r.Format = format
 	return r
 }
 
-// formatPaths is the JSON path table of an input format: nil (no paths) for
-// one without.
-func formatPaths(format string) schedule.Locator {
+// formatPaths is the JSON path table of an input format for program p
+// read in it: nil (no paths) for one without.
+func formatPaths(format string, p *schedule.Program) schedule.Locator {
 	switch format {
 	case formatMegaproof:
 		return schedule.Paths{}
 	case formatAMK:
 		return amk.Paths{}
+	case formatMPK:
+		return mpk.Paths{Program: p}
 	}
 	return nil
 }
