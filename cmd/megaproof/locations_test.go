@@ -104,4 +104,3 @@ func resolvePath(v any, path string) bool {
 	}
 	return true
 }
-
