@@ -65,9 +65,13 @@ func (e *Error) Error() string {
 
 const maxDiagnostics = 50
 
-type diags struct{ list []Diagnostic }
+type diags struct {
+	list []Diagnostic
+	n    int // diagnostics added, those beyond maxDiagnostics included
+}
 
 func (ds *diags) add(code, path, format string, args ...any) {
+	ds.n++
 	if len(ds.list) < maxDiagnostics {
 		ds.list = append(ds.list, Diagnostic{Code: code, Path: path, Message: fmt.Sprintf(format, args...)})
 	}
@@ -128,22 +132,37 @@ func (p *Program) validate(ds *diags) {
 	}
 	// Names are checked beside the rest on large programs; the
 	// diagnostics keep their order.
-	var names, rest diags
-	var wg sync.WaitGroup
 	if len(p.Tasks) >= 1<<14 {
-		wg.Go(func() { p.checkAllNames(&names) })
-	} else {
-		p.checkAllNames(&names)
+		p.validateLarge(ds)
+		return
 	}
-	p.validateObjects(&rest)
+	// Names first, then the rest, as validateLarge orders them.
+	p.checkAllNames(ds)
+	names := ds.n
+	p.validateObjects(ds)
 	for i := range p.Tasks {
-		p.validateTask(&rest, i)
+		p.validateTask(ds, i)
+	}
+	if ds.n == names {
+		p.validateTokenTotals(ds)
+	}
+}
+
+// validateLarge is validate's second half on large programs: names are
+// checked beside the rest, and the diagnostics keep their order.
+func (p *Program) validateLarge(ds *diags) {
+	names, rest := new(diags), new(diags)
+	var wg sync.WaitGroup
+	wg.Go(func() { p.checkAllNames(names) })
+	p.validateObjects(rest)
+	for i := range p.Tasks {
+		p.validateTask(rest, i)
 	}
 	if len(rest.list) == 0 {
-		p.validateTokenTotals(&rest)
+		p.validateTokenTotals(rest)
 	}
 	wg.Wait()
-	for _, part := range [2]*diags{&names, &rest} {
+	for _, part := range [2]*diags{names, rest} {
 		for _, d := range part.list {
 			if len(ds.list) < maxDiagnostics {
 				ds.list = append(ds.list, d)
@@ -245,12 +264,32 @@ func (p *Program) validateObjects(ds *diags) {
 	}
 }
 
+// smallNames is the most names checkNames compares pairwise.
+const smallNames = 12
+
 func checkNames(ds *diags, what string, n int, name func(int) string) {
 	// An open-addressing table keyed by a hash of the name, each slot the
 	// hash's high half and the index + 1: names are compared only when
 	// their hashes agree. A map of a million strings costs several times
 	// more.
 	if n == 0 {
+		return
+	}
+	if n <= smallNames {
+		// A few names are compared pairwise, with no table to allocate.
+		for i := 0; i < n; i++ {
+			s := name(i)
+			if s == "" {
+				ds.add(CodeName, fmt.Sprintf("$.%s[%d].name", what, i), "empty name")
+				continue
+			}
+			for j := 0; j < i; j++ {
+				if name(j) == s {
+					ds.add(CodeDuplicate, fmt.Sprintf("$.%s[%d].name", what, i), "name %q already used by $.%s[%d]", s, what, j)
+					break
+				}
+			}
+		}
 		return
 	}
 	size := 16
