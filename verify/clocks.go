@@ -222,12 +222,21 @@ func newClockPassCtx(ctx context.Context, f *form, hb bool) *clockPass {
 	if !cp.soloJoins() {
 		return nil
 	}
-	cp.K = f.workers + min(maxDynamicChains, T-f.workers)
+	// Static workers with ops own the first chains, in order; a worker
+	// without ops has none (launches of many workers whose tasks are all
+	// dynamic would otherwise carry a component per idle worker).
 	cp.chainOf = make([]int32, T)
 	cp.base = make([]int32, T)
+	static := 0
 	for t := 0; t < f.workers; t++ {
-		cp.chainOf[t] = int32(t)
+		if f.start[t+1] > f.start[t] {
+			cp.chainOf[t] = int32(static)
+			static++
+		} else {
+			cp.chainOf[t] = unplaced
+		}
 	}
+	cp.K = static + min(maxDynamicChains, T-f.workers)
 	for t := f.workers; t < T; t++ {
 		cp.chainOf[t] = -1
 	}
@@ -408,7 +417,9 @@ func (cp *clockPass) run(trace []int32, visit func(task int32) bool) {
 	chainLen := make([]int32, 0, K)
 	var freeChains []int32 // dynamic chains whose last thread has finished
 	for t := 0; t < f.workers; t++ {
-		chainLen = append(chainLen, f.start[t+1]-f.start[t])
+		if n := f.start[t+1] - f.start[t]; n > 0 {
+			chainLen = append(chainLen, n) // chain chainOf[t]
+		}
 	}
 	cur := make([]tclock, T)
 	active := make([]bool, T)
