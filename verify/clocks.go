@@ -207,7 +207,6 @@ func newClockPassCtx(ctx context.Context, f *form, hb bool) *clockPass {
 	}
 	cp.wellFormed = wellFormedBarriers(f)
 	cp.leveled = make([]bool, f.nc)
-	cp.crossN = make(map[int32]int)
 	for x, k := range f.kind {
 		if canceled() {
 			return nil
@@ -215,6 +214,9 @@ func newClockPassCtx(ctx context.Context, f *form, hb bool) *clockPass {
 		if k == kWait && !f.is(int32(x), fBarrier) && f.val[x] != f.total[f.obj[x]] {
 			if n := cp.crossing(int32(x)); n > 0 {
 				cp.leveled[f.obj[x]] = true
+				if cp.crossN == nil {
+					cp.crossN = make(map[int32]int)
+				}
 				cp.crossN[int32(x)] = n
 			}
 		}
@@ -535,9 +537,25 @@ func (cp *clockPass) run(trace []int32, visit func(task int32) bool) {
 	// contribute joins thread t's clock (or, for a relaxed add, what
 	// precedes its fence) into a: one component when a already includes
 	// the base of t's sparse clock.
+	// Joins live as long as the pass: their vectors are carved from
+	// chunks of up to 64.
+	var accSlab []int32
+	accChunk := 2
+	accVec := func() []int32 {
+		if K == 0 {
+			return []int32{}
+		}
+		if len(accSlab) < K {
+			accChunk = min(64, 2*accChunk)
+			accSlab = make([]int32, K*accChunk)
+		}
+		v := accSlab[:K:K]
+		accSlab = accSlab[K:]
+		return v
+	}
 	contribute := func(a *acc, t int32, relaxed []int32) {
 		if a.vec == nil {
-			a.vec = make([]int32, K)
+			a.vec = accVec()
 		}
 		c := &cur[t]
 		switch {

@@ -65,11 +65,13 @@ type credit struct {
 
 func newEngine(f *form, syncMode bool) *engine {
 	n := f.threads()
+	ints := make([]int32, 3*n)
 	e := &engine{
 		f:        f,
 		syncMode: syncMode,
-		pos:      make([]int32, n),
-		limit:    make([]int32, n),
+		pos:      ints[:n:n],
+		limit:    ints[n : 2*n : 2*n],
+		ready:    ints[2*n : 2*n : 3*n],
 		val:      make([]uint64, len(f.init)),
 		heaps:    make([][]waitEntry, len(f.init)),
 		overflow: make([]bool, f.nc),
@@ -117,6 +119,9 @@ func (e *engine) reset() {
 	}
 	e.ready = e.ready[:0]
 	e.trace = e.trace[:0]
+	if e.record && cap(e.trace) < len(f.kind) {
+		e.trace = make([]int32, 0, len(f.kind))
+	}
 	e.started, e.finished = 0, 0
 	e.dynLeft = f.threads() - f.workers
 	if e.resident {

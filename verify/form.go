@@ -49,18 +49,36 @@ func lowerForm(p *schedule.Program) *form {
 	nc, nb := len(p.Counters), len(p.Barriers)
 	f := &form{p: p, workers: p.Launch.Workers, nc: nc, nb: nb}
 	// Pass 1, in task order: each task's thread and the ops per thread.
-	f.taskTh = make([]int32, len(p.Tasks))
+	nT := len(p.Tasks)
 	nth := f.workers
 	for i := range p.Tasks {
-		if w := p.Tasks[i].Worker; w == schedule.Dynamic {
-			f.taskTh[i] = int32(nth)
+		if p.Tasks[i].Worker == schedule.Dynamic {
 			nth++
+		}
+	}
+	// The per-task and per-thread lists share one slab, and so do the
+	// per-op lists once their size is known: small programs are lowered
+	// with a handful of allocations.
+	slab := make([]int32, 3*nT+2*nth+1)
+	carve := func(n int) []int32 {
+		c := slab[:n:n]
+		slab = slab[n:]
+		return c
+	}
+	f.taskTh = carve(nT)
+	f.body = carve(nT)
+	count := carve(nT) // ops of each task
+	f.start = carve(nth + 1)
+	cursor := carve(nth)
+	next := f.workers
+	for i := range p.Tasks {
+		if w := p.Tasks[i].Worker; w == schedule.Dynamic {
+			f.taskTh[i] = int32(next)
+			next++
 		} else {
 			f.taskTh[i] = w
 		}
 	}
-	f.start = make([]int32, nth+1)
-	count := make([]int32, len(p.Tasks)) // ops of each task
 	countOps := func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			t := &p.Tasks[i]
@@ -95,20 +113,18 @@ func lowerForm(p *schedule.Program) *form {
 		f.start[t] += f.start[t-1]
 	}
 	nops := int(f.start[nth])
-	f.kind = make([]uint8, nops)
-	f.obj = make([]int32, nops)
-	f.val = make([]uint64, nops)
-	f.task = make([]int32, nops)
-	f.flags = make([]uint8, nops)
-	f.opThread = make([]int32, nops)
-	f.body = make([]int32, len(p.Tasks))
-	f.init = make([]uint64, nc+nb)
+	bytes := make([]uint8, 2*nops)
+	f.kind, f.flags = bytes[:nops:nops], bytes[nops:]
+	ints := make([]int32, 3*nops)
+	f.obj, f.task, f.opThread = ints[:nops:nops], ints[nops:2*nops:2*nops], ints[2*nops:]
+	words := make([]uint64, nops+2*(nc+nb))
+	f.val, f.init, f.total = words[:nops:nops], words[nops:nops+nc+nb:nops+nc+nb], words[nops+nc+nb:]
 	for i, c := range p.Counters {
 		f.init[i] = c.Init
 	}
 	// Each task's first op: a worker's queue is its tasks in list order.
 	first := count // reused in place
-	cursor := append([]int32(nil), f.start[:nth]...)
+	copy(cursor, f.start[:nth])
 	for i, n := range count {
 		th := f.taskTh[i]
 		first[i] = cursor[th]
@@ -134,7 +150,7 @@ func lowerForm(p *schedule.Program) *form {
 		f.semaphore = f.lowerTasks(0, len(p.Tasks), first, map[[2]int32]uint64{})
 	}
 	// What every object's adds sum to, for unsatisfiable waits.
-	f.total = append([]uint64(nil), f.init...)
+	copy(f.total, f.init)
 	for x, k := range f.kind {
 		if k == kAdd {
 			f.total[f.obj[x]] = satAdd(f.total[f.obj[x]], f.val[x])
