@@ -184,6 +184,9 @@ func runVerify(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return status
 }
 
+// batchGCPercent is the collector's GOGC during a batch of several files.
+const batchGCPercent = 400
+
 // batchWorkers is how many files verify decides at once; tests set it.
 var batchWorkers = func() int { return runtime.GOMAXPROCS(0) }
 
@@ -197,6 +200,13 @@ func (v *verifier) batch(files []string) int {
 	n := min(batchWorkers(), len(files))
 	if slices.Contains(files, stdinFile) || v.sarif != nil {
 		n = 1
+	}
+	if len(files) > 1 && os.Getenv("GOGC") == "" {
+		// Many programs, each garbage once decided: collecting at 5× the
+		// live heap instead of 2× takes about a quarter less CPU on
+		// batches of small programs, whose live heap is a program per
+		// worker. GOGC set in the environment still decides.
+		defer debug.SetGCPercent(debug.SetGCPercent(batchGCPercent))
 	}
 	status := exitSafe
 	if n <= 1 {
