@@ -3,6 +3,8 @@ package verify
 import (
 	"context"
 	"slices"
+
+	"github.com/megaproof/megaproof/internal/faults"
 )
 
 // Proof clocks: one pass over the greedy run in its order computes, for
@@ -329,7 +331,7 @@ func (cp *clockPass) crossing(x int32) int {
 	o := f.obj[x]
 	if cp.level == nil {
 		n := cp.adds[o]
-		if n == 0 || f.total[o] < f.val[x] || f.total[o]-cp.minAmt[o] >= f.val[x] {
+		if n == 0 || f.total[o] < f.val[x] || f.total[o]-cp.minAmt[o] >= f.val[x] && !faults.On(faults.KOfNAsNOfN) {
 			return 0
 		}
 		return n
@@ -339,7 +341,7 @@ func (cp *clockPass) crossing(x int32) int {
 	if n > 0 && l[n-1].lvl >= f.val[x] {
 		n, _ = slices.BinarySearchFunc(l, f.val[x], func(e lvlAdd, t uint64) int { return cmpU64(e.lvl, t) })
 	}
-	if n == 0 || cp.prefixSum[o][n] < f.val[x] || cp.prefixSum[o][n]-cp.prefixMin[o][n] >= f.val[x] {
+	if n == 0 || cp.prefixSum[o][n] < f.val[x] || cp.prefixSum[o][n]-cp.prefixMin[o][n] >= f.val[x] && !faults.On(faults.KOfNAsNOfN) {
 		return 0
 	}
 	return n
@@ -356,7 +358,7 @@ func (cp *clockPass) joins(x int32) bool {
 	if f.is(x, fBarrier) {
 		return cp.wellFormed[o-int32(f.nc)]
 	}
-	return f.val[x] == f.total[o]
+	return f.val[x] == f.total[o] || faults.On(faults.PartialJoinAll)
 }
 
 // levelOf is add x's level.

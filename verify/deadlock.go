@@ -151,7 +151,7 @@ func (v *verifier) deadlocks(e *engine, witness []schedule.Event) {
 		if f.is(x, fBarrier) {
 			b := o - int32(f.nc)
 			v.add(Finding{
-				Code:    CodeDeadlockBarrier,
+				Code:    barrierCode(),
 				Message: fmt.Sprintf("%s: %s, but only %d arrivals exist in the whole program; %s", v.threadName(t), v.describe(x), f.total[o], v.barrierShape(b)),
 				Tasks:   []int{int(f.task[x])},
 				Fix:     fmt.Sprintf("make every participant of barrier %s sync the same number of times, and parties equal the participants", f.p.Barriers[b].Name),
@@ -208,7 +208,7 @@ func (v *verifier) deadlocks(e *engine, witness []schedule.Event) {
 		code := CodeDeadlockCycle
 		for _, t := range cyc {
 			if f.is(e.pos[t], fBarrier) && f.kind[e.pos[t]] == kWait {
-				code = CodeDeadlockBarrier
+				code = barrierCode()
 			}
 			if f.kind[e.pos[t]] == kWait && v.semaphoreOf(f.obj[e.pos[t]]) >= 0 {
 				code = CodeDeadlockSemaphore

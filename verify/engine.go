@@ -77,8 +77,8 @@ func newEngine(f *form, syncMode bool) *engine {
 		overflow: make([]bool, f.nc),
 	}
 	p := f.p
-	e.resident = syncMode || p.Launch.Cooperative || p.Launch.Capacity() >= p.Launch.Workers
-	e.capacity = p.Launch.Capacity()
+	e.resident = syncMode || p.Launch.Cooperative || capacity(p.Launch) >= p.Launch.Workers || residencyIgnored()
+	e.capacity = capacity(p.Launch)
 	if p.Launch.Cooperative {
 		e.capacity = f.workers
 	}
@@ -245,7 +245,7 @@ func (e *engine) add(o int32, v uint64) {
 		nv = ^uint64(0)
 	}
 	e.val[o] = nv
-	if int(o) < e.f.nc && (carry != 0 || nv > e.f.p.Counters[o].Max()) {
+	if int(o) < e.f.nc && (carry != 0 || pastMax(nv, e.f.p.Counters[o].Max())) {
 		e.overflow[o] = true
 	}
 	h := e.heaps[o]

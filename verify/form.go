@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/megaproof/megaproof/internal/faults"
 	"github.com/megaproof/megaproof/schedule"
 )
 
@@ -204,14 +205,14 @@ func (f *form) check() error {
 func (f *form) linkPoints() {
 	p := f.p
 	f.link = make([]int32, len(f.kind))
-	f.syncing = p.Launch.Cooperative || p.Launch.Capacity() >= p.Launch.Workers
+	f.syncing = p.Launch.Cooperative || capacity(p.Launch) >= p.Launch.Workers || residencyIgnored()
 	for t := 0; t < f.threads(); t++ {
 		lastFence := int32(-1)
 		for x := f.start[t]; x < f.start[t+1]; x++ {
 			f.link[x] = -1
 			switch f.kind[x] {
 			case kFence:
-				if f.is(x, fCross) {
+				if f.is(x, fCross) && !faults.On(faults.FencesIgnored) {
 					lastFence = x
 				}
 			case kAdd:
@@ -219,7 +220,7 @@ func (f *form) linkPoints() {
 					if !f.is(x, fRelaxed) {
 						f.link[x] = x
 					} else {
-						f.link[x] = lastFence
+						f.link[x] = releasePoint(x, lastFence)
 					}
 				}
 				if f.link[x] != x {
@@ -231,7 +232,7 @@ func (f *form) linkPoints() {
 		for x := f.start[t+1] - 1; x >= f.start[t]; x-- {
 			switch f.kind[x] {
 			case kFence:
-				if f.is(x, fCross) {
+				if f.is(x, fCross) && !faults.On(faults.FencesIgnored) {
 					nextFence = x
 				}
 			case kWait:
@@ -239,7 +240,7 @@ func (f *form) linkPoints() {
 					if !f.is(x, fRelaxed) {
 						f.link[x] = x
 					} else {
-						f.link[x] = nextFence
+						f.link[x] = acquirePoint(x, nextFence)
 					}
 				}
 				// A pre-check orders nothing the real wait after it does
@@ -296,10 +297,10 @@ func (f *form) emit(x int32, k uint8, obj int32, v uint64, fl uint8, task, th in
 // the next op.
 func (f *form) lowerStep(x, task, th int32, s schedule.Step, gen map[[2]int32]uint64, semaphore *bool) int32 {
 	var fl uint8
-	if s.Relaxed {
+	if s.Relaxed && !faultStrengthens(s.Kind) {
 		fl |= fRelaxed
 	}
-	if s.Scope.CrossWorker() {
+	if s.Scope.CrossWorker() || faultWidens(s.Kind) {
 		fl |= fCross
 	}
 	switch s.Kind {
@@ -314,7 +315,7 @@ func (f *form) lowerStep(x, task, th int32, s schedule.Step, gen map[[2]int32]ui
 		f.emit(x, kAdd, nc+s.Object, 1, fCross|fBarrier, task, th)
 		if s.Kind == schedule.Sync {
 			x++
-			f.emit(x, kWait, nc+s.Object, gen[key]*uint64(f.p.Barriers[s.Object].Parties), fCross|fBarrier, task, th)
+			f.emit(x, kWait, nc+s.Object, barrierTarget(gen[key], uint64(f.p.Barriers[s.Object].Parties)), fCross|fBarrier, task, th)
 		}
 	case schedule.Acquire:
 		*semaphore = true

@@ -248,7 +248,7 @@ var backgroundTasks = 1 << 14
 // joinStatic waits for the static findings computed in the background and
 // puts them where the static check would have added them.
 func (v *verifier) joinStatic(bg chan []Finding, at int) {
-	static := <-bg
+	static := largeStatic(v.f.p, <-bg)
 	if v.bgPanic != nil {
 		panic(v.bgPanic)
 	}

@@ -276,7 +276,7 @@ func (sp *shadowPass) read(sa *shadowArena, bd *band, lo, hi int64, buf int32, i
 		// readers.
 		for k := i; k < j; k++ {
 			s := &bd.segs[k]
-			if s.writer >= 0 {
+			if s.writer >= 0 && !shadowMisses(s, lo, hi) {
 				sp.before(s.writer)
 			}
 			if init && (s.writer < 0 || s.buf != buf) {
@@ -298,7 +298,7 @@ func (sp *shadowPass) read(sa *shadowArena, bd *band, lo, hi int64, buf int32, i
 		if cur < s.lo {
 			sp.gap(sa, cur, s.lo, init)
 		}
-		if s.writer >= 0 {
+		if s.writer >= 0 && !shadowMisses(&s, lo, hi) {
 			sp.before(s.writer)
 		}
 		if init && (s.writer < 0 || s.buf != buf) {
@@ -364,10 +364,10 @@ func (sp *shadowPass) write(sa *shadowArena, bd *band, lo, hi int64, buf int32) 
 	}
 	sp.out = append(sp.out, segment{lo: lo, hi: hi, writer: sp.task, buf: buf, reads: -1})
 	for _, s := range bd.segs[i:j] {
-		if s.writer >= 0 {
+		if s.writer >= 0 && !shadowMisses(&s, lo, hi) {
 			sp.before(s.writer)
 		}
-		for r := s.reads; r >= 0; r = sa.nodes[r].next {
+		for r := s.reads; r >= 0 && !shadowMisses(&s, lo, hi); r = sa.nodes[r].next {
 			sp.work++
 			sp.before(sa.nodes[r].task)
 		}

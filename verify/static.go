@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/megaproof/megaproof/internal/faults"
 	"github.com/megaproof/megaproof/internal/geom"
 	"github.com/megaproof/megaproof/schedule"
 )
@@ -46,7 +47,7 @@ func staticFindings(p *schedule.Program) []Finding {
 	var out []Finding
 	add := func(f Finding) { out = append(out, f) }
 	l := p.Launch
-	if l.Cooperative && l.Workers > l.Capacity() {
+	if l.Cooperative && l.Workers > capacity(l) {
 		add(Finding{
 			Code:    CodeOccupancy,
 			Message: fmt.Sprintf("cooperative launch of %d workers exceeds the %d co-resident workers %s holds (%d SMs × %d); the launch fails", l.Workers, l.Capacity(), targetName(l.Target), l.SMs, l.PerSM),
@@ -63,7 +64,7 @@ func staticFindings(p *schedule.Program) []Finding {
 			r := rect(a)
 			lo, hi := geom.Byte(0, r.Off), geom.Byte(0, r.End())
 			b := &p.Buffers[a.Buffer]
-			if lo < 0 || hi < 0 || uint64(hi) > b.Size {
+			if lo < 0 || hi < 0 || uint64(hi) > b.Size+boundsSlack() {
 				add(Finding{
 					Code:    CodeOutOfBounds,
 					Message: fmt.Sprintf("task %q %s bytes [%d, %d) of %s, which has %d bytes", t.Name, what, lo, uint64(hi), b.Name, b.Size),
@@ -91,7 +92,7 @@ func staticFindings(p *schedule.Program) []Finding {
 		}
 	}
 	for bi, b := range p.Buffers {
-		if b.Kind != schedule.KindOutput {
+		if b.Kind != schedule.KindOutput || faults.On(faults.OutputUnwrittenSkipped) {
 			continue
 		}
 		whole := geom.Strided(geom.Pos(0, 0), b.Size, 1, 0)

@@ -66,8 +66,8 @@ func newGame(f *form, sources []int32) *game {
 		targetOp:  -1,
 	}
 	p := f.p
-	g.resident = p.Launch.Cooperative || p.Launch.Capacity() >= p.Launch.Workers
-	g.capacity = p.Launch.Capacity()
+	g.resident = p.Launch.Cooperative || capacity(p.Launch) >= p.Launch.Workers || residencyIgnored()
+	g.capacity = capacity(p.Launch)
 	for _, s := range sources {
 		g.source[s] = true
 	}
