@@ -52,6 +52,9 @@ func disagreement(p *schedule.Program, tally map[string]int) (string, error) {
 	}
 	got := families(res)
 	tally[res.Verdict.String()]++
+	if len(p.Semaphores) > 0 {
+		tally["semaphore programs, engine "+res.Stats.Engine]++
+	}
 	for _, f := range got {
 		tally["family "+f]++
 	}

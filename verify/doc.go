@@ -31,8 +31,20 @@
 //
 // The zero [Config] checks everything with default bounds. MaxStates
 // bounds the explicit-state explorer that decides the programs the exact
-// confluent analyses cannot take (most programs with semaphores); beyond
-// it the verdict is Inconclusive. Sanity checks internal invariants and
+// confluent analyses cannot take (semaphores outside the fragments below,
+// some dispatch); beyond it the verdict is Inconclusive.
+//
+// # Semaphores
+//
+// A semaphore whose acquires all lie in one thread (rings, credits, an
+// allocator) is decided exactly as a counter of released tokens: the
+// thread's i-th acquire waits until the releases cover the tokens acquired
+// up to it, minus the initial tokens. A balanced pool (several threads
+// each acquire n and release n, never blocking in between) is dropped when
+// the rest of the program is then safe, which proves the original safe.
+// Everything else, and any finding after a pool was dropped, goes to the
+// explorer. Which fragment each method decides, and why it is exact, is in
+// docs/SEMANTICS.md ("How semaphore programs are decided"). Sanity checks internal invariants and
 // replays every witness before returning; tests turn it on.
 //
 // The analyses are declared as [Check] values — [Static], [Progress],

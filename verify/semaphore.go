@@ -38,7 +38,14 @@ import (
 // stuck state of the original would be stuck there too). If it is not,
 // the explorer decides the original.
 //
-// Any other semaphore sends the program to the explorer.
+// A semaphore that one dynamic task's guard acquires twice is neither: the
+// claim needs each guard acquire to hold on its own, while the counter's
+// thresholds add up, so the counter form would claim the task later (and
+// reach its second acquire in fewer states) than the program does.
+//
+// Any other semaphore sends the program to the explorer. The full
+// argument for each fragment is in docs/SEMANTICS.md ("How semaphore
+// programs are decided").
 
 // semaphoreMode says how each semaphore is decided.
 type semaphoreMode uint8
@@ -145,11 +152,33 @@ func semaphoreModes(p *schedule.Program) []semaphoreMode {
 		single[s] = true
 	}
 	narrow := make([]bool, n) // some operation on it is cta-scoped
+	// A dynamic task's claim needs each acquire of its guard to hold on its
+	// own, while the counter form's thresholds add up: a semaphore
+	// acquired twice in one guard is claimed earlier than its counter, so
+	// its later acquire is reached (race.scope) in more states. It is left
+	// to the explorer.
+	twice := make([]bool, n)
+	var guardSems []int32
 	for i := range p.Tasks {
 		th := thread(i)
 		t := &p.Tasks[i]
-		for _, list := range [2][]schedule.Step{t.Before, t.After} {
+		guard := !t.Pinned()
+		guardSems = guardSems[:0]
+		for k, list := range [2][]schedule.Step{t.Before, t.After} {
+			if k == 1 {
+				guard = false
+			}
 			for _, s := range list {
+				switch {
+				case !guard:
+				case s.Kind == schedule.Acquire:
+					if slices.Contains(guardSems, s.Object) {
+						twice[s.Object] = true
+					}
+					guardSems = append(guardSems, s.Object)
+				case s.Kind != schedule.Wait:
+					guard = false
+				}
 				h, held := holding[th]
 				if (s.Kind == schedule.Acquire || s.Kind == schedule.Release) && s.Scope == schedule.ScopeCTA {
 					narrow[s.Object] = true
@@ -189,6 +218,7 @@ func semaphoreModes(p *schedule.Program) []semaphoreMode {
 	}
 	for s := range modes {
 		switch {
+		case twice[s]:
 		case single[s]:
 			modes[s] = semCounter
 		case pool[s] && !narrow[s] && p.Semaphores[s].Tokens >= maxN[s]:

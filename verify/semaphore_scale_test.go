@@ -238,3 +238,24 @@ func verifyAndCompare(t *testing.T, p *schedule.Program) *verify.Result {
 	}
 	return r
 }
+
+// A dynamic task whose guard acquires one semaphore twice is claimed once
+// each acquire holds on its own, before the tokens for both are there: its
+// second (cta-scoped) acquire is then reached unordered with the release
+// that grants it, a race.scope. The counter form would claim it only once
+// both thresholds hold, so such a semaphore is not decided as a counter.
+func TestSemaphoreGuardAcquiredTwice(t *testing.T) {
+	b := schedule.NewBuilder("guard-twice", schedule.Launch{Target: "toy", SMs: 2, PerSM: 1, Workers: 2, Cooperative: true})
+	s := b.Semaphore("s", 1)
+	b.Task("r").On(0).Release(s, 1)
+	b.Task("d").Acquire(s, 1)
+	p, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Tasks[1].Before = append(p.Tasks[1].Before, schedule.Step{Kind: schedule.Acquire, Object: int32(s), Value: 1, Scope: schedule.ScopeCTA})
+	r := verifyAndCompare(t, p)
+	if r.Verdict != verify.Unsafe || !slices.Contains(codesOf(r), verify.CodeRaceScope) {
+		t.Fatalf("verdict %v, codes %v: want race.scope", r.Verdict, codesOf(r))
+	}
+}

@@ -136,8 +136,11 @@ func TestSemaphorePool(t *testing.T) {
 	}
 }
 
+// BenchmarkSemaphorePipeline measures the scaling of verify in P·N on the
+// pipeline, in both forms: P ∈ {8, 16, 33, 66} at N = 32, and
+// N ∈ {16, 32, 64, 128} at P = 66.
 func BenchmarkSemaphorePipeline(b *testing.B) {
-	for _, size := range [][2]int{{16, 32}, {33, 32}, {66, 32}, {66, 64}} {
+	for _, size := range [][2]int{{8, 32}, {16, 32}, {33, 32}, {66, 16}, {66, 32}, {66, 64}, {66, 128}} {
 		for _, sems := range []bool{false, true} {
 			kind := "counters"
 			if sems {

@@ -19,7 +19,11 @@ type Options struct {
 	// Semaphores, Barriers, Relaxed (relaxed orders and fences), Scopes (cta
 	// and sys), Dynamic (unpinned tasks), Aliasing (arenas) and Residency
 	// (non-cooperative launches with small capacity, and cooperative ones
-	// beyond it) switch parts of the model on.
+	// beyond it) switch parts of the model on. Semaphores have one to
+	// three tokens; a task acquires and releases one or two of them (or
+	// only releases, or only acquires), so pools of several acquiring
+	// threads, multi-token acquires, releases from many threads and
+	// dynamic tasks with an acquire in their guard all occur.
 	Semaphores, Barriers, Relaxed, Scopes, Dynamic, Aliasing, Residency bool
 	// Blocking gives some dynamic tasks steps that block after their
 	// guard, so that they hold the worker that claims them: a barrier
@@ -182,7 +186,7 @@ func draw(t *rapid.T, o Options) *schedule.Program {
 	}
 	sems := make([]schedule.Semaphore, nSems)
 	for i := range sems {
-		sems[i] = schedule.Semaphore{Name: fmt.Sprintf("s%d", i), Tokens: uint64(rapid.IntRange(1, 2).Draw(t, "tokens"))}
+		sems[i] = schedule.Semaphore{Name: fmt.Sprintf("s%d", i), Tokens: uint64(rapid.IntRange(1, 3).Draw(t, "tokens"))}
 	}
 
 	acc := rapid.Custom(func(t *rapid.T) accSpec {
@@ -229,6 +233,9 @@ func draw(t *rapid.T, o Options) *schedule.Program {
 		if nSems > 0 {
 			ts.sems = rapid.SliceOfN(rapid.Custom(func(t *rapid.T) semSpec {
 				s := semSpec{sem: rapid.IntRange(0, nSems-1).Draw(t, "sem"), n: 1}
+				if percent(t, "sem-tokens") >= 80 {
+					s.n = 2 // several tokens per acquire and release
+				}
 				switch p := percent(t, "sem-shape"); {
 				case p < 75:
 				case p < 87:
