@@ -3,9 +3,9 @@ import json
 import subprocess
 import unittest
 
-from helpers import README_EXAMPLE, binary, megaproof, racy_twin
+from helpers import README_EXAMPLE, REPO, binary, megaproof, racy_twin
 
-from megaproof import Event, Finding, Report, SchemaError, Stats, Verdict
+from megaproof import Event, Finding, Location, Report, SchemaError, Stats, Verdict
 
 
 class SchemaMirror(unittest.TestCase):
@@ -25,9 +25,11 @@ class SchemaMirror(unittest.TestCase):
             (Finding, defs["finding"]["properties"]),
             (Stats, defs["stats"]["properties"]),
             (Event, defs["event"]["properties"]),
+            (Location, defs["location"]["properties"]),
         ]:
             with self.subTest(cls=cls.__name__):
-                self.assertEqual(set(props), self.fields(cls))
+                # has_witness is derived: whether "witness" is present.
+                self.assertEqual(set(props), self.fields(cls) - {"has_witness"})
 
     def test_verdicts(self):
         self.assertEqual(set(self.schema["properties"]["verdict"]["enum"]), {v.value for v in Verdict})
@@ -40,6 +42,31 @@ class SchemaMirror(unittest.TestCase):
             line = r.stdout.splitlines()[0]
             rec = json.loads(line)
             self.assertEqual(Report.from_dict(rec).to_dict(), rec)
+
+    def test_witness_kinds(self):
+        # The empty trace is kept apart from no witness, and every code
+        # example's record round-trips with its locations, patch and
+        # annotated events.
+        codes = REPO / "verify" / "testdata" / "codes"
+        for name in sorted(p.name for p in codes.glob("*.json")):
+            with self.subTest(example=name):
+                r = subprocess.run([binary(), "verify", "--json", str(codes / name)], stdout=subprocess.PIPE)
+                rec = json.loads(r.stdout.splitlines()[0])
+                rep = Report.from_dict(rec)
+                self.assertEqual(rep.to_dict(), rec)
+                f = rep.findings[0]
+                self.assertEqual(f.has_witness, "witness" in rec["findings"][0])
+                if name == "deadlock.cycle.json":
+                    self.assertTrue(f.has_witness)
+                    self.assertEqual((f.witness, f.witness_length), ((), 0))
+                if name == "out-of-bounds.json":
+                    self.assertFalse(f.has_witness)
+                if f.tasks:
+                    self.assertTrue(f.locations)
+                    self.assertTrue(all(l.path.startswith("$.tasks[") for l in f.locations))
+                for e in f.witness:
+                    self.assertTrue(e.thread_name and e.path)
+                    self.assertEqual(e.object is None, e.value is None)
 
 
 class FromDict(unittest.TestCase):

@@ -17,7 +17,7 @@ The binary is found from ``MEGAPROOF_BIN``, then ``PATH``, then built with
 
 from ._binary import BinaryNotFound, find_binary
 from ._client import MegaproofError, ProgramLike, Verifier, document_line, verify
-from ._results import Event, Finding, Report, SchemaError, Stats, Verdict
+from ._results import Event, Finding, Location, Report, SchemaError, Stats, Verdict
 
 __version__ = "0.1.0"
 
@@ -25,6 +25,7 @@ __all__ = [
     "BinaryNotFound",
     "Event",
     "Finding",
+    "Location",
     "MegaproofError",
     "ProgramLike",
     "Report",

@@ -6,7 +6,7 @@ import enum
 from dataclasses import dataclass, field
 from typing import Any, Dict, Mapping, Optional, Tuple
 
-__all__ = ["Verdict", "Event", "Finding", "Stats", "Report", "SchemaError"]
+__all__ = ["Verdict", "Event", "Location", "Finding", "Stats", "Report", "SchemaError"]
 
 
 class SchemaError(ValueError):
@@ -70,6 +70,16 @@ class Event:
     """The name of the task the step belongs to."""
     op: Optional[str] = None
     """What the step does: ``"wait ready >= 2"``, ``"begin"``, ``"end"``..."""
+    thread_name: Optional[str] = None
+    """The thread: ``"worker 3"``, or ``task "x"`` for a dynamic task."""
+    object: Optional[str] = None
+    """The sync object the step touches: ``"counter ready"``, ``"barrier b"``..."""
+    value: Optional[int] = None
+    """The object's value right after the event, in a replay of the witness."""
+    marked: bool = False
+    """The event matters: a racing body begins, a stuck thread's last step..."""
+    path: Optional[str] = None
+    """The JSON path of the step in the input document."""
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any], where: str = "event") -> "Event":
@@ -78,11 +88,52 @@ class Event:
             step=_req(d, "step", int, where),
             task=_opt(d, "task", str, where, None),
             op=_opt(d, "op", str, where, None),
+            thread_name=_opt(d, "thread_name", str, where, None),
+            object=_opt(d, "object", str, where, None),
+            value=_opt(d, "value", int, where, None),
+            marked=_opt(d, "marked", bool, where, False),
+            path=_opt(d, "path", str, where, None),
         )
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The event as ``megaproof verify --json`` prints it."""
+        out: Dict[str, Any] = {"thread": self.thread, "step": self.step}
+        for k in ("thread_name", "task", "op", "object", "value"):
+            if getattr(self, k) is not None:
+                out[k] = getattr(self, k)
+        if self.marked:
+            out["marked"] = True
+        if self.path is not None:
+            out["path"] = self.path
+        return out
 
     def __str__(self) -> str:
         what = f" {self.task}: {self.op}" if self.task is not None and self.op is not None else ""
         return f"({self.thread}, {self.step}){what}"
+
+
+@dataclass(frozen=True)
+class Location:
+    """A place in the input document that a finding involves."""
+
+    path: str
+    """A JSON path: ``$.tasks[12]``, ``$.tasks[12].before[0]``..."""
+    task: Optional[str] = None
+    role: Optional[str] = None
+    """``writer``, ``reader``, ``stuck``, ``signal``, ``wait``, ``access``, ``invalid``."""
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any], where: str = "location") -> "Location":
+        return cls(path=_req(d, "path", str, where), task=_opt(d, "task", str, where, None),
+                   role=_opt(d, "role", str, where, None))
+
+    def to_dict(self) -> Dict[str, Any]:
+        out: Dict[str, Any] = {"path": self.path}
+        if self.task is not None:
+            out["task"] = self.task
+        if self.role is not None:
+            out["role"] = self.role
+        return out
 
 
 @dataclass(frozen=True)
@@ -101,8 +152,16 @@ class Finding:
     fix: Optional[str] = None
     """A suggested edit that removes the finding, when one is evident."""
     witness: Tuple[Event, ...] = ()
-    """A trace from the initial state that exhibits the finding."""
+    """A trace from the initial state that exhibits the finding (minimised)."""
     witness_length: int = 0
+    has_witness: bool = False
+    """Whether the finding carries a witness: an empty ``witness`` with
+    ``has_witness`` is the empty trace (threads stuck from the start); a
+    static finding has none."""
+    locations: Tuple[Location, ...] = ()
+    """The JSON paths of the tasks and steps involved, in the input's format."""
+    patch: Tuple[Dict[str, Any], ...] = ()
+    """The fix as RFC 6902 JSON Patch operations on the input document."""
 
     @property
     def family(self) -> str:
@@ -111,7 +170,12 @@ class Finding:
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any], where: str = "finding") -> "Finding":
-        witness = _opt(d, "witness", list, where, [])
+        witness = _opt(d, "witness", list, where, None)
+        locations = _opt(d, "locations", list, where, [])
+        patch = _opt(d, "patch", list, where, [])
+        for i, op in enumerate(patch):
+            if not isinstance(op, dict):
+                raise SchemaError(f"{where}.patch[{i}]: want dict, have {type(op).__name__}")
         return cls(
             code=_req(d, "code", str, where),
             message=_req(d, "message", str, where),
@@ -119,8 +183,11 @@ class Finding:
             tasks=_strings(d, "tasks", where),
             related=_strings(d, "related", where),
             fix=_opt(d, "fix", str, where, None),
-            witness=tuple(Event.from_dict(e, f"{where}.witness[{i}]") for i, e in enumerate(witness)),
+            witness=tuple(Event.from_dict(e, f"{where}.witness[{i}]") for i, e in enumerate(witness or [])),
             witness_length=_opt(d, "witness_length", int, where, 0),
+            has_witness=witness is not None,
+            locations=tuple(Location.from_dict(l, f"{where}.locations[{i}]") for i, l in enumerate(locations)),
+            patch=tuple(dict(op) for op in patch),
         )
 
     def __str__(self) -> str:
@@ -213,15 +280,16 @@ class Report:
                 out["path"] = f.path
             if f.tasks:
                 out["tasks"] = list(f.tasks)
+            if f.locations:
+                out["locations"] = [l.to_dict() for l in f.locations]
             if f.related:
                 out["related"] = list(f.related)
             if f.fix:
                 out["fix"] = f.fix
-            if f.witness:
-                out["witness"] = [
-                    {k: v for k, v in (("thread", e.thread), ("step", e.step), ("task", e.task), ("op", e.op)) if v is not None}
-                    for e in f.witness
-                ]
+            if f.patch:
+                out["patch"] = [dict(op) for op in f.patch]
+            if f.witness or f.has_witness:
+                out["witness"] = [e.to_dict() for e in f.witness]
                 out["witness_length"] = f.witness_length
             return out
 
