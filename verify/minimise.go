@@ -10,8 +10,8 @@ import (
 // Budget of the minimisation: trials (replays of a candidate trace) per
 // witness, and events replayed over all trials of one [Run] (about 0.3 s
 // on the machine of docs/PERFORMANCE.md). Past it the witness found so
-// far, which the judge has accepted, is kept. Cones cost two replays of
-// the witness they come from and no trial of their own.
+// far, which the judge has accepted, is kept. A cone costs one pass over
+// the witness it comes from and one replay of itself.
 const (
 	minimiseTrials = 4096
 	minimiseSteps  = 1 << 21
@@ -94,13 +94,16 @@ func (z *minimiser) accepts(tr []schedule.Event) bool {
 // as it is; every witness returned is accepted.
 func (z *minimiser) minimise(code string, tasks []int, w []schedule.Event) []schedule.Event {
 	z.code, z.tasks, z.trials = code, tasks, 0
-	if z.spent() || !z.accepts(w) {
+	if z.spent() {
 		return w
 	}
 	if c := z.cone(w); c != nil {
 		if len(c) < len(w) && z.accepts(c) {
 			return c
 		}
+		return w
+	}
+	if !z.accepts(w) {
 		return w
 	}
 	return z.trim(w)

@@ -122,3 +122,69 @@ func TestMinimiseRandomPrograms(t *testing.T) {
 	}
 	t.Logf("%d witnesses trimmed, %d reduced to cones", trimmed, coned)
 }
+
+// BenchmarkMinimise times Run on the 5,805-task Llama schedule with one
+// wait removed, with the analyses' own witnesses (raw) and minimised: an
+// early task (L0.rope.g0, 3 findings, cones of 13 to 15 events where the
+// greedy run's traces have 113 to 321) and a late one (L9.add2, 17
+// findings whose cones are nearly the whole run, about 12,500 events).
+// The two variants alternate within one benchmark run.
+func BenchmarkMinimise(b *testing.B) {
+	cfg := llamagen.DefaultConfig()
+	cfg.Tile = 128
+	p, err := llamagen.Generate(cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, task := range []string{"L0.rope.g0", "L9.add2"} {
+		q := p.Clone()
+		i := slices.IndexFunc(q.Tasks, func(t schedule.Task) bool { return t.Name == task })
+		q.Tasks[i].Before = q.Tasks[i].Before[1:]
+		// The minimisation alone, on the analyses' own witnesses.
+		b.Run(task+"/minimise-only", func(b *testing.B) {
+			keepRawWitnesses = true
+			r, err := Run(context.Background(), q, Config{})
+			keepRawWitnesses = false
+			if err != nil {
+				b.Fatal(err)
+			}
+			m, err := schedule.NewMachine(q)
+			if err != nil {
+				b.Fatal(err)
+			}
+			events := 0
+			for b.Loop() {
+				z := &minimiser{ctx: context.Background(), base: m}
+				events = 0
+				for _, f := range r.Findings {
+					if len(f.Witness) > 0 {
+						events += len(z.minimise(f.Code, f.Tasks, f.Witness))
+					}
+				}
+			}
+			b.ReportMetric(float64(events), "witness-events")
+		})
+		for _, raw := range []bool{true, false} {
+			name := "minimised"
+			if raw {
+				name = "raw"
+			}
+			b.Run(task+"/"+name, func(b *testing.B) {
+				keepRawWitnesses = raw
+				defer func() { keepRawWitnesses = false }()
+				events := 0
+				for b.Loop() {
+					r, err := Run(context.Background(), q, Config{})
+					if err != nil || r.Verdict != Unsafe {
+						b.Fatal(err, r.Verdict)
+					}
+					events = 0
+					for _, f := range r.Findings {
+						events += len(f.Witness)
+					}
+				}
+				b.ReportMetric(float64(events), "witness-events")
+			})
+		}
+	}
+}
