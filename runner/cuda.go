@@ -864,6 +864,9 @@ type stepIO struct {
 func (d *Device) launch(s *session, opt Options, t0 time.Time, download bool, io *stepIO) (*Outcome, error) {
 	e := s.e
 	threads := opt.threads()
+	if threads > MaxBlockThreads || threads%32 != 0 {
+		return nil, fmt.Errorf("runner: %d threads per block: the kernel takes multiples of 32 up to %d", threads, MaxBlockThreads)
+	}
 	smem, perSM := d.padding(threads, e.prog.Launch.PerSM, opt.FreeOccupancy)
 	coop := e.prog.Launch.Cooperative && d.coop
 	cc := C.int(0)

@@ -26,7 +26,7 @@ import (
 // TestGPUNumericOps runs one task of every numeric op, drawn from llamagen
 // programs of small models (head_dim 32, 64 and 128; batch 1, 2 and 3;
 // split-KV; the lm head's fp32 tiles) plus a GEMV whose k is not a multiple
-// of 8 (the scalar path), at block sizes 32 to 1024, and compares each
+// of 8 (the scalar path), at block sizes 32 to MaxBlockThreads, and compares each
 // output element with the CPU reference within the op's tolerance.
 func TestGPUNumericOps(t *testing.T) {
 	d := device(t)
@@ -38,7 +38,7 @@ func TestGPUNumericOps(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", p.Name, err)
 		}
-		for _, threads := range []int{32, 128, 256, 1024} {
+		for _, threads := range []int{32, 128, 256, MaxBlockThreads} {
 			out, err := d.Run(context.Background(), p, Options{Init: src, Poison: 0xA5, BlockThreads: threads})
 			if err != nil {
 				t.Fatalf("%s, %d threads: %v", p.Name, threads, err)
@@ -63,6 +63,7 @@ type llamaRef struct {
 	Seed       uint64    `json:"seed"`
 	EmbedShift int       `json:"embed_shift"`
 	HeadShift  int       `json:"head_shift"`
+	HeadEmbed  bool      `json:"head_from_embed"`
 	First      int32     `json:"first"`
 	Steps      int       `json:"steps"`
 	Vocab      int       `json:"vocab"`
@@ -98,6 +99,7 @@ type DecodeResult struct {
 	// EmbedShift and HeadShift are the seeded init's scales (powers of
 	// two on the embedding and the lm head; 0: standard deviation 0.018).
 	EmbedShift, HeadShift int
+	HeadFromEmbed         bool
 	Tasks, Steps          int
 	TokensMatch           bool
 	FirstMismatch         int // -1 when all match
@@ -175,7 +177,7 @@ func TestGPULlamaDecode(t *testing.T) {
 				tile = 64
 			}
 			tile = tileOr(tile)
-			var ts Tensors = SeededTensors{Seed: ref.Seed, Untied: !m.Tied, EmbedShift: ref.EmbedShift, HeadShift: ref.HeadShift}
+			var ts Tensors = SeededTensors{Seed: ref.Seed, Untied: !m.Tied, EmbedShift: ref.EmbedShift, HeadShift: ref.HeadShift, HeadFromEmbed: ref.HeadEmbed}
 			weights := "seeded"
 			if st, err := OpenSafetensors(filepath.Join(dir, "model.safetensors")); err == nil {
 				defer st.Close()
@@ -211,7 +213,7 @@ func TestGPULlamaDecode(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					r := DecodeResult{Model: name, Strategy: sname, Weights: weights, EmbedShift: ref.EmbedShift, HeadShift: ref.HeadShift, Tasks: len(encs[steps-1].prog.Tasks), Steps: steps, FirstMismatch: -1, RefTokens: ref.TokensBF16[:steps], PrepareSeconds: prep.Seconds()}
+					r := DecodeResult{Model: name, Strategy: sname, Weights: weights, EmbedShift: ref.EmbedShift, HeadShift: ref.HeadShift, HeadFromEmbed: ref.HeadEmbed, Tasks: len(encs[steps-1].prog.Tasks), Steps: steps, FirstMismatch: -1, RefTokens: ref.TokensBF16[:steps], PrepareSeconds: prep.Seconds()}
 					var kern, wall []float64
 					for i, st := range res {
 						r.Tokens = append(r.Tokens, st.Out[0])
@@ -272,7 +274,7 @@ func TestGPULlamaDecode(t *testing.T) {
 					}
 					if outDir != "" {
 						b, _ := json.MarshalIndent(r, "", " ")
-						os.WriteFile(filepath.Join(outDir, fmt.Sprintf("decode-%s-%s-s%d.json", name, sname, ref.EmbedShift)), b, 0o644)
+						os.WriteFile(filepath.Join(outDir, fmt.Sprintf("decode-%s-%s-s%d%s.json", name, sname, ref.EmbedShift, map[bool]string{true: "h"}[ref.HeadEmbed])), b, 0o644)
 					}
 				})
 			}
@@ -281,7 +283,8 @@ func TestGPULlamaDecode(t *testing.T) {
 }
 
 // strategyConfig sets the strategy that name gives: round-robin, dynamic,
-// barrier, or splitN (round-robin with N-way split-KV attention).
+// barrier, splitN (round-robin with N-way split-KV attention) or splitNcM
+// (at most N chunks of at least M rows: llamagen's SplitChunk).
 func strategyConfig(cfg *llamagen.Config, name string) error {
 	switch {
 	case name == "round-robin":
@@ -291,11 +294,18 @@ func strategyConfig(cfg *llamagen.Config, name string) error {
 	case name == "barrier":
 		cfg.Strategy = llamagen.Barrier
 	case strings.HasPrefix(name, "split"):
-		n, err := strconv.Atoi(name[len("split"):])
+		// splitN, or splitNcM: at most N chunks of at least M rows.
+		ns, cs, _ := strings.Cut(name[len("split"):], "c")
+		n, err := strconv.Atoi(ns)
 		if err != nil || n < 2 {
 			return fmt.Errorf("strategy %q", name)
 		}
 		cfg.Strategy, cfg.Splits = llamagen.RoundRobin, n
+		if cs != "" {
+			if cfg.SplitChunk, err = strconv.Atoi(cs); err != nil || cfg.SplitChunk < 1 {
+				return fmt.Errorf("strategy %q", name)
+			}
+		}
 	default:
 		return fmt.Errorf("strategy %q", name)
 	}

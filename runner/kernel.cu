@@ -62,7 +62,15 @@ struct Blk {
   int res;
   int dyn;
   u32 mix;
+  u32 staged; // the task whose record and accesses are in s_trec, or 0xffffffff
 };
+
+// A numeric task's record and its accesses, copied into shared memory by
+// thread 0 while it waits for the task's inputs (stage_next), so that the
+// body does not start with dependent loads of the tables.
+#define STAGE_ACC 16
+__shared__ u64 s_trec[TASK_WORDS];
+__shared__ u64 s_tacc[4 * STAGE_ACC];
 
 __device__ __forceinline__ u64 gtimer() {
   u64 t;
@@ -157,7 +165,11 @@ __device__ void run_body(const Params &P, Blk &B, u32 t) {
   u64 op = T[0];
   if (op == OP_NOP) return;
   if (op >= OP_FIRST_NUMERIC) {
-    run_numeric(op, T, P.accs + 4 * T[4], P.accs + 4 * T[6], P.heap);
+    if (B.staged == t) {
+      run_numeric(op, s_trec, s_tacc, s_tacc + 4 * s_trec[5], P.heap);
+    } else {
+      run_numeric(op, T, P.accs + 4 * T[4], P.accs + 4 * T[6], P.heap);
+    }
     __syncthreads();
     return;
   }
@@ -472,6 +484,34 @@ __device__ __forceinline__ void l2_prefetch(const u8 *a, u64 n) {
 #endif
 }
 
+// stage_next (thread 0, at a wait that is not met yet) copies the record
+// and the accesses of the first numeric task that begins in the window
+// after pc into s_trec and s_tacc (the tables never change during a run).
+__device__ __noinline__ void stage_next(const Params &P, Blk &B, u32 pc, u32 lim) {
+  u32 base = B.ibase;
+  for (u32 i = pc, n = 0; i < lim && n < 8; i++, n++) {
+    if (pre_class(i - base) != CL_BLOCK) continue;
+    u64 w0 = B.icache[2 * (i - base)], val = B.icache[2 * (i - base) + 1];
+    if (((u32)w0 & 0xff) != INS_BEGIN || val < OP_FIRST_NUMERIC) return;
+    u32 t = (u32)(w0 >> 32);
+    if (B.staged == t) return;
+    const u64 *T = P.tasks + TASK_WORDS * (u64)t;
+    u64 rec[TASK_WORDS];
+#pragma unroll
+    for (int j = 0; j < TASK_WORDS; j++) rec[j] = __ldg(&T[j]);
+    u32 na = (u32)(rec[5] + rec[7]);
+    // Reads and writes are consecutive in the access table.
+    if (na > STAGE_ACC || rec[6] != rec[4] + rec[5]) return;
+    const u64 *A = P.accs + 4 * rec[4];
+    B.staged = 0xffffffffu;
+    for (u32 j = 0; j < 4 * na; j++) s_tacc[j] = __ldg(&A[j]);
+#pragma unroll
+    for (int j = 0; j < TASK_WORDS; j++) s_trec[j] = rec[j];
+    B.staged = t;
+    return;
+  }
+}
+
 // prefetch_ahead (thread 0, at a wait that is not met yet) prefetches the
 // ranges (s_pf) of the numeric tasks that follow pc in the shared window,
 // from *pf on (tasks before it were prefetched already), until P.pf_bytes
@@ -554,7 +594,10 @@ template <bool HELP> __device__ void sync_run(const Params &P, Blk &B, u32 th, u
         u64 v;
         asm volatile("ld.acquire.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(a) : "memory");
         if (v >= q.y) break;
-        if (it == 0 && P.pf_bytes) prefetch_ahead(P, B, pc, lim0, pf);
+        if (it == 0) {
+          stage_next(P, B, pc, lim0);
+          if (P.pf_bytes) prefetch_ahead(P, B, pc, lim0, pf);
+        }
         if ((++it & 15) == 0) {
           r = spin_check<HELP>(P, B, th, pc, v);
           if (r) break;
@@ -625,7 +668,10 @@ template <bool HELP> __device__ bool run_thread(const Params &P, Blk &B, u32 th)
   return true;
 }
 
-extern "C" __global__ void __launch_bounds__(1024) mp_interp(Params Pv) {
+// At most 512 threads per block (runner.MaxBlockThreads), one block per
+// SM: the bodies get up to 128 registers per thread, which keeps the
+// GEMV's and attention's loads in flight in registers.
+extern "C" __global__ void __launch_bounds__(512, 1) mp_interp(Params Pv) {
   // Device functions take the parameters by reference; a copy in shared
   // memory keeps them out of local memory (which acquires invalidate in L1).
   __shared__ Blk B;
@@ -639,6 +685,7 @@ extern "C" __global__ void __launch_bounds__(1024) mp_interp(Params Pv) {
     B.dynrun = 0;
     B.worker = worker;
     B.ibase = 0xffffffffu;
+    B.staged = 0xffffffffu;
     B.cursor = P.ndyn ? (u32)(((u64)worker * 7919u) % P.ndyn) : 0;
     P.status[8 * (u64)worker + 5] = t0;
     P.status[8 * (u64)worker + 1] = worker;
@@ -680,7 +727,7 @@ extern "C" __global__ void __launch_bounds__(1024) mp_interp(Params Pv) {
 extern "C" __global__ void __launch_bounds__(1024) mp_task(Params Pv, u32 t) {
   __shared__ Blk B;
   __shared__ Params P;
-  if (threadIdx.x == 0) P = Pv;
+  if (threadIdx.x == 0) P = Pv, B.staged = 0xffffffffu;
   __syncthreads();
   run_body(P, B, t);
 }

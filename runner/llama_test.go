@@ -381,6 +381,39 @@ func TestSeededTensorsGolden(t *testing.T) {
 	}
 }
 
+// EmbedShift scales the embedding by an exact power of two (the bf16
+// exponent moves, the mantissa stays), HeadShift the lm head, and
+// HeadFromEmbed gives the lm head the embedding's bytes; other tensors
+// keep their bytes.
+func TestSeededTensorsScale(t *testing.T) {
+	base := SeededTensors{Seed: 1, Untied: true}
+	scaled := SeededTensors{Seed: 1, Untied: true, EmbedShift: 4, HeadShift: 2}
+	const n = 4096
+	for _, tc := range []struct {
+		name  string
+		shift int
+	}{{"model.embed_tokens.weight", 4}, {"lm_head.weight", 2}, {"model.layers.0.mlp.up_proj.weight", 0}, {"model.norm.weight", 0}} {
+		b0, _ := base.Tensor(tc.name, n)
+		b1, _ := scaled.Tensor(tc.name, n)
+		for i := 0; i < n; i++ {
+			x, y := binary.LittleEndian.Uint16(b0[2*i:]), binary.LittleEndian.Uint16(b1[2*i:])
+			want := x
+			if x&0x7fff != 0 {
+				want = x + uint16(tc.shift)<<7
+			}
+			if y != want {
+				t.Fatalf("%s[%d]: %#04x scaled by 2^%d is %#04x, want %#04x", tc.name, i, x, tc.shift, y, want)
+			}
+		}
+	}
+	tied := SeededTensors{Seed: 1, Untied: true, EmbedShift: 3, HeadFromEmbed: true}
+	e, _ := tied.Tensor("model.embed_tokens.weight", n)
+	h, _ := tied.Tensor("lm_head.weight", n)
+	if string(e) != string(h) {
+		t.Error("HeadFromEmbed: lm_head differs from the embedding")
+	}
+}
+
 // seededGolden are the bf16 bits of SeededTensors{Seed: 1}'s first four
 // elements of a q projection and a norm weight (also in llama_ref.py).
 var seededGolden = [2][]uint16{{0xbc42, 0xbc73, 0x3c81, 0xbc04}, {0x3f68, 0x3f83, 0x3f85, 0x3f8c}}

@@ -51,7 +51,8 @@ type Options struct {
 	// Poison is the initial value of every byte of scratch and output
 	// buffers (compare with ReferencePoisoned).
 	Poison byte
-	// BlockThreads is the number of threads per block; 0 means 128.
+	// BlockThreads is the number of threads per block, a multiple of 32 up
+	// to MaxBlockThreads; 0 means 128.
 	BlockThreads int
 	// FreeOccupancy turns off the shared-memory padding that otherwise
 	// limits the device to Launch.PerSM co-resident blocks per SM, so that
@@ -90,6 +91,11 @@ type Options struct {
 	// task; for profiles, not for timed runs.
 	Trace bool
 }
+
+// MaxBlockThreads is the largest Options.BlockThreads: the interpreter
+// kernel is compiled for at most 512 threads per block, so that its
+// bodies have 128 registers per thread.
+const MaxBlockThreads = 512
 
 // DefaultPrefetchBytes is the L2 prefetch budget measured in docs/GPU.md
 // (the benchmarks' MEGAPROOF_PREFETCH=1 means it).

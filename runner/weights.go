@@ -137,6 +137,10 @@ type SeededTensors struct {
 	// own embedding a larger part of the residual stream, as in trained
 	// models, and the logits more peaked (see docs/GPU.md).
 	EmbedShift, HeadShift int
+	// HeadFromEmbed gives an untied lm_head.weight the embedding's values
+	// (its name's key and EmbedShift): a separate tensor with the same
+	// bytes, for untied shapes.
+	HeadFromEmbed bool
 }
 
 // Has reports whether the tensor exists: every name does, except
@@ -151,6 +155,9 @@ func (s SeededTensors) Tensor(name string, n int) ([]byte, error) {
 }
 
 func (s SeededTensors) fill(name string, out []byte) {
+	if name == "lm_head.weight" && s.HeadFromEmbed {
+		name = "model.embed_tokens.weight"
+	}
 	key := fnv1a32(name) + uint32(s.Seed)*0x85EBCA6B
 	norm := isNorm(name)
 	scale := float32(1.0 / (1 << 28))

@@ -39,9 +39,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 		target   = fs.String("target", "h200", "GPU the schedule is laid out for")
 		strategy = fs.String("strategy", "round-robin", "round-robin, balanced, dynamic or barrier")
 		splits   = fs.Int("splits", 1, "split-KV chunks per head")
-		tile     = fs.Int("tile", 0, "output columns per GEMV tile (0: 128, or 64 when the width needs it)")
+		tile     = fs.Int("tile", 0, "output columns per GEMV tile (0: chosen per GEMV for the target, llamagen's AutoTile)")
 		weights  = fs.String("weights", "", "Hugging Face safetensors `FILE` (default: the seeded init)")
 		seed     = fs.Uint64("seed", 1, "seed of the seeded init")
+		eshift   = fs.Int("embed-shift", 0, "seeded init: embedding scaled by 2^N (SeededTensors.EmbedShift)")
+		hembed   = fs.Bool("head-from-embed", false, "seeded init: an untied lm head equal to the embedding")
 		tokens   = fs.Int("tokens", 64, "tokens to decode from position 0")
 		first    = fs.Int("first", 1, "token id at position 0")
 		ref      = fs.String("ref", "", "reference `ref.json` of scripts/gpu/llama_ref.py to compare the tokens with")
@@ -67,15 +69,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if *tokens < 1 || *tokens >= 1024 {
 		return fail("-tokens %d: want 1..1023", *tokens)
 	}
-	t := *tile
-	if t == 0 {
-		t = 128
-		if m.Hidden%128 != 0 {
-			t = 64
-		}
-	}
-	cfg := llamagen.Config{Model: m, Target: tg, Strategy: st, Splits: *splits, Tile: t, MaxSeq: 1024, PosSet: true, Numeric: true}
-	var ts runner.Tensors = runner.SeededTensors{Seed: *seed, Untied: !m.Tied}
+	cfg := llamagen.Config{Model: m, Target: tg, Strategy: st, Splits: *splits, Tile: *tile, AutoTile: *tile == 0, MaxSeq: 1024, PosSet: true, Numeric: true}
+	var ts runner.Tensors = runner.SeededTensors{Seed: *seed, Untied: !m.Tied, EmbedShift: *eshift, HeadFromEmbed: *hembed}
 	wname := fmt.Sprintf("seeded init (seed %d)", *seed)
 	if *weights != "" {
 		f, err := runner.OpenSafetensors(*weights)
@@ -138,7 +133,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return fail("%v", err)
 	}
 	defer heap.Close()
-	fmt.Fprintf(stdout, "device    %s (%d SMs), driver %d; weights uploaded in %v\n", info.Name, info.SMs, info.Driver, time.Since(t1).Round(time.Millisecond))
+	up := time.Since(t1)
+	t2 := time.Now()
+	for _, e := range encs {
+		if err := heap.Load(e, opt); err != nil {
+			return fail("%v", err)
+		}
+	}
+	fmt.Fprintf(stdout, "device    %s (%d SMs), driver %d; weights uploaded in %v, %d schedules' tables in %v\n", info.Name, info.SMs, info.Driver, up.Round(time.Millisecond), len(encs), time.Since(t2).Round(time.Millisecond))
 	g := &runner.Generation{Heap: heap, Program: func(pos int) (*runner.Encoded, error) { return encs[pos], nil }, Opt: opt}
 	steps, err := g.Run(ctx, 0, *tokens, []int32{int32(*first)})
 	if err != nil {
