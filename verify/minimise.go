@@ -87,10 +87,12 @@ func (z *minimiser) accepts(tr []schedule.Event) bool {
 // uninitialized reads and counter overflows, where dispatch does not
 // depend on unrelated threads, it is the causal cone of the events the
 // finding is about (see [minimiser.cone]): no event of it can be left out
-// without disabling a later one, given the signals it chose. Otherwise,
-// while the budget lasts, the last event of any thread is left out as
-// long as the judge still accepts; at the fixed point no thread's last
-// event can be left out. A witness the judge does not accept is returned
+// without disabling a later one, given the signals it chose. A deadlock's
+// witness where enabled operations stay enabled (see
+// [minimiser.monotone]) is kept: leaving out any thread's last event
+// would let that thread move. Otherwise, while the budget lasts, the last
+// event of any thread is left out as long as the judge still accepts; at
+// the fixed point no thread's last event can be left out. A witness the judge does not accept is returned
 // as it is; every witness returned is accepted.
 func (z *minimiser) minimise(code string, tasks []int, w []schedule.Event) []schedule.Event {
 	z.code, z.tasks, z.trials = code, tasks, 0
@@ -101,6 +103,12 @@ func (z *minimiser) minimise(code string, tasks []int, w []schedule.Event) []sch
 		if len(c) < len(w) && z.accepts(c) {
 			return c
 		}
+		return w
+	}
+	if fam := Family(code); (fam == "deadlock" || fam == CodeOccupancy) && z.monotone() {
+		// Every event of a run is enabled when it comes and stays
+		// enabled: left out, it would leave its thread able to move, so
+		// no stuck state is shorter than the run that reached it.
 		return w
 	}
 	if !z.accepts(w) {
@@ -186,17 +194,11 @@ func without(tr []schedule.Event, drop func(schedule.Event) bool) []schedule.Eve
 // depends on threads finishing (non-simple dynamic tasks, or more workers
 // than a non-cooperative launch keeps resident).
 func (z *minimiser) cone(w []schedule.Event) []schedule.Event {
-	m := z.base.Clone()
-	p, form := m.Program(), m.Form()
-	l := p.Launch
-	if !l.Cooperative && l.Workers > l.Capacity() {
+	if !z.dispatchFree() {
 		return nil
 	}
-	for th := form.Workers; th < len(form.Threads); th++ {
-		if !form.Threads[th].Simple() {
-			return nil
-		}
-	}
+	m := z.base.Clone()
+	p, form := m.Program(), m.Form()
 	op := func(i int) schedule.Op { return form.Threads[w[i].Thread].Ops[w[i].Step] }
 	n := len(w)
 	keep := make([]bool, n)
@@ -319,4 +321,27 @@ func (z *minimiser) cone(w []schedule.Event) []schedule.Event {
 		}
 	}
 	return out
+}
+
+// dispatchFree reports whether no thread's moving depends on others
+// finishing: every worker is resident from the start and every dynamic
+// task is simple (it holds no worker).
+func (z *minimiser) dispatchFree() bool {
+	p, form := z.base.Program(), z.base.Form()
+	if l := p.Launch; !l.Cooperative && l.Workers > l.Capacity() {
+		return false
+	}
+	for th := form.Workers; th < len(form.Threads); th++ {
+		if !form.Threads[th].Simple() {
+			return false
+		}
+	}
+	return true
+}
+
+// monotone reports whether an operation once enabled stays enabled:
+// dispatch does not depend on threads finishing and no semaphore takes
+// tokens away (counters and barrier arrivals only grow).
+func (z *minimiser) monotone() bool {
+	return z.dispatchFree() && len(z.base.Program().Semaphores) == 0
 }
