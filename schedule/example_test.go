@@ -57,3 +57,32 @@ func ExampleReplay() {
 	// event 0 (thread 1, step 0): worker 1: counter ready is 0, below 1
 	// <nil> 1 [3 1]
 }
+
+// Paths and Form.StepSource locate an operation of the normal form in the
+// megaproof/v1 document: its task and step.
+func ExamplePaths() {
+	b := schedule.NewBuilder("handoff", schedule.Launch{SMs: 2, PerSM: 1, Workers: 2, Cooperative: true})
+	ready := b.Counter("ready")
+	b.Task("produce").On(0).Signal(ready, 1)
+	b.Task("consume").On(1).Wait(ready, 1)
+	p, _ := b.Build()
+	form := schedule.Lower(p)
+	var loc schedule.Locator = schedule.Paths{}
+	for th, t := range form.Threads {
+		for s, op := range t.Ops {
+			task, after, j, _ := form.StepSource(p, th, s)
+			path := loc.TaskPath(task)
+			if j >= 0 {
+				path = loc.StepPath(task, after, j)
+			}
+			fmt.Println(form.ThreadName(p, th), op.Kind, path)
+		}
+	}
+	// Output:
+	// worker 0 begin $.tasks[0]
+	// worker 0 end $.tasks[0]
+	// worker 0 signal $.tasks[0].after[0]
+	// worker 1 wait $.tasks[1].before[0]
+	// worker 1 begin $.tasks[1]
+	// worker 1 end $.tasks[1]
+}
