@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/url"
 	"path/filepath"
 	"runtime/debug"
@@ -521,6 +522,16 @@ func (s *sarifWriter) fix(f *finding, art int, loc *docIndex) (sarifFix, bool) {
 	if !ok {
 		return sarifFix{}, false
 	}
+	var offs []int
+	for _, r := range reps {
+		if _, ok := loc.pos[r.start]; !ok {
+			offs = append(offs, r.start)
+		}
+		if _, ok := loc.pos[r.end]; !ok {
+			offs = append(offs, r.end)
+		}
+	}
+	maps.Copy(loc.pos, positions(loc.data, offs))
 	out := make([]sarifReplacement, len(reps))
 	for i, r := range reps {
 		out[i] = sarifReplacement{DeletedRegion: *loc.regionOf(r.start, r.end)}
@@ -723,10 +734,15 @@ func (d *docIndex) cut(start, end int) replacement {
 	return replacement{start, end, ""}
 }
 
-// append inserts text as the last element of the container at sp.
+// append inserts text as the last element of the container at sp, right
+// after its last element (or its opening bracket), so that the layout
+// around it is kept.
 func (d *docIndex) append(sp span, text string) replacement {
 	at := sp.end - 1
-	if len(bytes.TrimSpace(d.data[sp.start+1:at])) > 0 {
+	for at > sp.start+1 && isSpace(d.data[at-1]) {
+		at--
+	}
+	if at > sp.start+1 {
 		text = "," + text
 	}
 	return replacement{at, at, text}

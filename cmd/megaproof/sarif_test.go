@@ -290,6 +290,12 @@ func checkFix(t *testing.T, data []byte, fd finding, fixes []struct {
 	sort.Slice(reps, func(i, j int) bool { return reps[i].DeletedRegion.ByteOffset > reps[j].DeletedRegion.ByteOffset })
 	got := append([]byte(nil), data...)
 	for _, r := range reps {
+		before := data[:r.DeletedRegion.ByteOffset]
+		line := bytes.Count(before, []byte("\n")) + 1
+		col := utf8.RuneCount(before[bytes.LastIndexByte(before, '\n')+1:]) + 1
+		if r.DeletedRegion.StartLine != line || r.DeletedRegion.StartColumn != col {
+			t.Errorf("%s: replacement at byte %d says %d:%d, is at %d:%d", fd.Code, r.DeletedRegion.ByteOffset, r.DeletedRegion.StartLine, r.DeletedRegion.StartColumn, line, col)
+		}
 		ins := ""
 		if r.InsertedContent != nil {
 			ins = r.InsertedContent.Text
