@@ -196,7 +196,7 @@ func TestDotFocus(t *testing.T) {
 	gv, err := exec.LookPath("dot")
 	if err != nil {
 		if os.Getenv("CI") != "" {
-			t.Fatal("Graphviz dot is not installed under CI (.ci/graphviz.sh installs it)")
+			t.Fatal("Graphviz dot is not installed under CI (.ci/tools.sh installs Debian's graphviz)")
 		}
 		t.Skip("Graphviz dot is not installed (apt-get install graphviz); the layout is not checked")
 	}
