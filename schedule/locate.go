@@ -14,9 +14,24 @@ type Locator interface {
 	StepPath(task int, after bool, step int) string
 }
 
-// Paths is the [Locator] of the megaproof/v1 form: task i is $.tasks[i]
+// DataLocator is a [Locator] that also locates a program's buffers, its
+// tasks' accesses and its launch in the document.
+type DataLocator interface {
+	Locator
+	// BufferPath is the path of buffer b of Program.Buffers.
+	BufferPath(b int) string
+	// AccessPath is the path of access k of a task's Reads (write false)
+	// or Writes (write true).
+	AccessPath(task int, write bool, k int) string
+	// LaunchPath is the path of the launch.
+	LaunchPath() string
+}
+
+// Paths is the [Locator] (a [DataLocator]) of the megaproof/v1 form: task i is $.tasks[i]
 // and its steps are $.tasks[i].before[j] and $.tasks[i].after[j], as
-// [Decode] reads them and [Encode] writes them. A program from a
+// [Decode] reads them and [Encode] writes them; buffers are
+// $.buffers[b], accesses $.tasks[i].reads[k] and $.tasks[i].writes[k], the
+// launch $.launch. A program from a
 // [Builder] is located in its [Marshal] form.
 type Paths struct{}
 
@@ -31,6 +46,21 @@ func (Paths) StepPath(task int, after bool, step int) string {
 	}
 	return taskPath(task) + list + strconv.Itoa(step) + "]"
 }
+
+// BufferPath returns "$.buffers[b]".
+func (Paths) BufferPath(b int) string { return "$.buffers[" + strconv.Itoa(b) + "]" }
+
+// AccessPath returns "$.tasks[i].reads[k]" or "$.tasks[i].writes[k]".
+func (Paths) AccessPath(task int, write bool, k int) string {
+	list := ".reads["
+	if write {
+		list = ".writes["
+	}
+	return taskPath(task) + list + strconv.Itoa(k) + "]"
+}
+
+// LaunchPath returns "$.launch".
+func (Paths) LaunchPath() string { return "$.launch" }
 
 func taskPath(task int) string { return "$.tasks[" + strconv.Itoa(task) + "]" }
 

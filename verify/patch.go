@@ -276,10 +276,11 @@ func cyclePatch(p *schedule.Program, f *Finding, st *schedule.State) []PatchOp {
 
 func slicesClone(s []schedule.Step) []schedule.Step { return append([]schedule.Step(nil), s...) }
 
-// unwrittenPatch adds a write of an output buffer's unwritten bytes: to
-// the last task that writes the buffer, or to a new dynamic task. It finds
-// the buffer as the static check does, by the gap its finding names.
-func unwrittenPatch(p *schedule.Program, f *Finding) []PatchOp {
+// unwrittenBuffer finds the output buffer an output-unwritten finding is
+// about, as the static check does, by the gap its message names: the
+// buffer, the gap [lo, hi) and the last task that writes the buffer (-1
+// for none).
+func unwrittenBuffer(p *schedule.Program, f *Finding) (buf int, lo, hi int64, writer int, ok bool) {
 	for bi, b := range p.Buffers {
 		if b.Kind != schedule.KindOutput {
 			continue
@@ -295,30 +296,40 @@ func unwrittenPatch(p *schedule.Program, f *Finding) []PatchOp {
 			}
 		}
 		whole := geom.Strided(geom.Pos(0, 0), b.Size, 1, 0)
-		gap, found, ok := geom.Uncovered([]geom.Rect{whole}, written, staticBudget(len(written)))
-		if !ok || !found {
+		gap, found, done := geom.Uncovered([]geom.Rect{whole}, written, staticBudget(len(written)))
+		if !done || !found {
 			continue
 		}
 		lo, hi := geom.Byte(0, gap.Lo), geom.Byte(0, gap.Hi)
-		if unwrittenMessage(b.Name, lo, hi) != f.Message {
-			continue
+		if unwrittenMessage(b.Name, lo, hi) == f.Message {
+			return bi, lo, hi, writer, true
 		}
-		access := map[string]any{"buffer": b.Name, "length": hi - lo}
-		if lo != 0 {
-			access["offset"] = lo
-		}
-		if writer < 0 {
-			names := map[string]bool{}
-			for _, t := range p.Tasks {
-				names[t.Name] = true
-			}
-			name := b.Name + ".fill"
-			for k := 2; names[name]; k++ {
-				name = fmt.Sprintf("%s.fill%d", b.Name, k)
-			}
-			return []PatchOp{appendTo("/tasks", len(p.Tasks) == 0, map[string]any{"name": name, "writes": []any{access}})}
-		}
-		return []PatchOp{{Op: "add", Path: taskPointer(writer) + "/writes/-", Value: raw(access)}}
 	}
-	return nil
+	return 0, 0, 0, 0, false
+}
+
+// unwrittenPatch adds a write of an output buffer's unwritten bytes: to
+// the last task that writes the buffer, or to a new dynamic task.
+func unwrittenPatch(p *schedule.Program, f *Finding) []PatchOp {
+	bi, lo, hi, writer, ok := unwrittenBuffer(p, f)
+	if !ok {
+		return nil
+	}
+	b := p.Buffers[bi]
+	access := map[string]any{"buffer": b.Name, "length": hi - lo}
+	if lo != 0 {
+		access["offset"] = lo
+	}
+	if writer < 0 {
+		names := map[string]bool{}
+		for _, t := range p.Tasks {
+			names[t.Name] = true
+		}
+		name := b.Name + ".fill"
+		for k := 2; names[name]; k++ {
+			name = fmt.Sprintf("%s.fill%d", b.Name, k)
+		}
+		return []PatchOp{appendTo("/tasks", len(p.Tasks) == 0, map[string]any{"name": name, "writes": []any{access}})}
+	}
+	return []PatchOp{{Op: "add", Path: taskPointer(writer) + "/writes/-", Value: raw(access)}}
 }

@@ -41,8 +41,9 @@ type ReportFinding struct {
 	// Locations are the JSON paths, in the input document's own format,
 	// of the tasks and steps involved: each task of Tasks, the step each
 	// stuck thread stands at, the overflowing signal, the steps of a
-	// race.scope pair; the path of an invalid.* finding. A finding about
-	// a buffer or the launch alone has none.
+	// race.scope pair; the path of an invalid.* finding; for a
+	// megaproof/v1 document ([schedule.DataLocator]) also the accesses,
+	// buffers and launch of static and occupancy findings.
 	Locations []Location `json:"locations,omitempty"`
 	// Related are detail lines ("waits on ...", "written by ...").
 	Related []string `json:"related,omitempty"`
@@ -74,10 +75,12 @@ type Location struct {
 	// "$.tasks[12].before[0]" (megaproof/v1), "$.tasks[3].waits[1]"
 	// (AMK).
 	Path string `json:"path"`
-	// Task is the name of the task at or around Path.
+	// Task is the name of the task at or around Path (none for a buffer
+	// or the launch).
 	Task string `json:"task,omitempty"`
 	// Role says what the place does in the finding: "writer" (of bytes
-	// the other task accesses), "reader", "access", "stuck" (a
+	// the other task accesses), "reader", "access", "buffer", "launch",
+	// "stuck" (a
 	// task or the step a stuck thread stands at), "signal", "wait",
 	// "invalid".
 	Role string `json:"role,omitempty"`

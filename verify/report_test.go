@@ -55,13 +55,12 @@ func TestReportAnnotatesCodeExamples(t *testing.T) {
 				if want := !staticFinding(p, &rf); rf.HasWitness() != want {
 					t.Errorf("%s: has witness %v, want %v", f.Code, rf.HasWitness(), want)
 				}
-				if len(f.Tasks) > 0 || (f.HasWitness() && Family(f.Code) == "deadlock") {
-					if len(f.Locations) == 0 {
-						t.Errorf("%s: no locations", f.Code)
-					}
+				if len(f.Locations) == 0 {
+					t.Errorf("%s: no locations", f.Code)
 				}
 				for _, l := range f.Locations {
-					if !strings.HasPrefix(l.Path, "$.tasks[") || l.Role == "" || l.Task == "" {
+					onTask := strings.HasPrefix(l.Path, "$.tasks[")
+					if l.Role == "" || onTask != (l.Task != "") || (!onTask && l.Path != "$.launch" && !strings.HasPrefix(l.Path, "$.buffers[")) {
 						t.Errorf("%s: location %+v", f.Code, l)
 					}
 					if !resolves(t, data, l.Path) {

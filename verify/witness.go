@@ -159,6 +159,9 @@ func (a *annotator) finding(f *Finding, rf *ReportFinding) {
 			addLoc(Location{Path: a.loc.TaskPath(t), Task: p.Tasks[t].Name, Role: taskRole(p, f, i)})
 		}
 	}
+	if dl, ok := a.loc.(schedule.DataLocator); ok {
+		a.dataLocations(f, dl, addLoc)
+	}
 	if a.m == nil {
 		return
 	}
@@ -293,4 +296,40 @@ func threadOf(form *schedule.Form, p *schedule.Program, t int) int {
 		}
 	}
 	return -1
+}
+
+// dataLocations adds the buffers, accesses and launch a static finding
+// is about, where the locator has paths for them.
+func (a *annotator) dataLocations(f *Finding, dl schedule.DataLocator, add func(Location)) {
+	p := a.p
+	switch f.Code {
+	case CodeOutOfBounds, CodeReadonlyWrite:
+		if len(f.Tasks) == 0 {
+			return
+		}
+		t := f.Tasks[0]
+		for _, write := range []bool{false, true} {
+			list := p.Tasks[t].Reads
+			if write {
+				list = p.Tasks[t].Writes
+			}
+			for k, acc := range list {
+				b := p.Buffers[acc.Buffer]
+				lo, hi := acc.Extent()
+				switch {
+				case f.Code == CodeOutOfBounds && (lo < 0 || hi < 0 || uint64(hi) > b.Size):
+					add(Location{Path: dl.AccessPath(t, write, k), Task: p.Tasks[t].Name, Role: "access"})
+				case f.Code == CodeReadonlyWrite && write && b.Kind.ReadOnly():
+					add(Location{Path: dl.AccessPath(t, write, k), Task: p.Tasks[t].Name, Role: "writer"})
+					add(Location{Path: dl.BufferPath(int(acc.Buffer)), Role: "buffer"})
+				}
+			}
+		}
+	case CodeOutputUnwritten:
+		if bi, _, _, _, ok := unwrittenBuffer(p, f); ok {
+			add(Location{Path: dl.BufferPath(bi), Role: "buffer"})
+		}
+	case CodeOccupancy:
+		add(Location{Path: dl.LaunchPath(), Role: "launch"})
+	}
 }

@@ -63,7 +63,7 @@ class SchemaMirror(unittest.TestCase):
                     self.assertFalse(f.has_witness)
                 if f.tasks:
                     self.assertTrue(f.locations)
-                    self.assertTrue(all(l.path.startswith("$.tasks[") for l in f.locations))
+                    self.assertTrue(all(l.path.startswith(("$.tasks[", "$.buffers[", "$.launch")) for l in f.locations))
                 for e in f.witness:
                     self.assertTrue(e.thread_name and e.path)
                     self.assertEqual(e.object is None, e.value is None)
