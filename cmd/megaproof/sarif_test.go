@@ -549,7 +549,20 @@ func TestSARIFSeveralFiles(t *testing.T) {
 			}
 		}
 	}
-	// The embedded default: logical locations only, still valid.
+	// A file that cannot be read and standard input: no region, still valid.
+	doc, err := os.ReadFile(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut = runCLI(t, string(doc), "verify", "--format", "sarif", filepath.Join(t.TempDir(), "missing.json"), "-")
+	if code != exitUnsafe {
+		t.Fatalf("missing and stdin: exit %d: %s", code, errOut)
+	}
+	validateSARIF(t, []byte(out))
+	if !strings.Contains(out, `"ruleId":"invalid.io"`) || !strings.Contains(out, `"uri":"-"`) {
+		t.Errorf("no invalid.io result or no standard input artifact:\n%.2000s", out)
+	}
+		// The embedded default: logical locations only, still valid.
 	code, out, errOut = runCLI(t, "", "verify", "--format", "sarif")
 	if code != exitSafe {
 		t.Fatalf("default: exit %d: %s", code, errOut)
