@@ -107,3 +107,26 @@ class FromDict(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class ReplayCommand(unittest.TestCase):
+    """megaproof.replay wraps ``megaproof replay --json``."""
+
+    def test_racy_twin(self):
+        r = megaproof.replay(racy_twin(), binary=binary())
+        self.assertTrue(r.confirmed, r.error)
+        self.assertEqual(r.index, 1)
+        self.assertEqual(r.finding.code, "race.raw")
+        self.assertTrue(any(e.marked for e in r.finding.witness))
+        self.assertEqual(len(r.finding.witness), r.finding.witness_length)
+
+    def test_every_finding_of_a_code_example(self):
+        codes = REPO / "verify" / "testdata" / "codes"
+        r = megaproof.replay(codes / "deadlock.cycle.json", 1, binary=binary())
+        self.assertTrue(r.confirmed)
+        self.assertTrue(r.finding.has_witness)
+        self.assertEqual(r.finding.witness, ())
+
+    def test_nothing_to_replay(self):
+        with self.assertRaises(megaproof.MegaproofError):
+            megaproof.replay(README_EXAMPLE, binary=binary())

@@ -16,7 +16,7 @@ The binary is found from ``MEGAPROOF_BIN``, then ``PATH``, then built with
 """
 
 from ._binary import BinaryNotFound, find_binary
-from ._client import MegaproofError, ProgramLike, Verifier, document_line, verify
+from ._client import MegaproofError, ProgramLike, Replay, Verifier, document_line, replay, verify
 from ._results import Event, Finding, Location, Report, SchemaError, Stats, Verdict
 
 __version__ = "0.1.0"
@@ -28,6 +28,7 @@ __all__ = [
     "Location",
     "MegaproofError",
     "ProgramLike",
+    "Replay",
     "Report",
     "SchemaError",
     "Stats",
@@ -35,5 +36,6 @@ __all__ = [
     "Verifier",
     "document_line",
     "find_binary",
+    "replay",
     "verify",
 ]

@@ -9,12 +9,13 @@ import json
 import os
 import subprocess
 import threading
+from dataclasses import dataclass
 from typing import Any, Deque, Iterable, List, Mapping, Optional, Sequence, Union
 
 from ._binary import find_binary
-from ._results import Report, SchemaError
+from ._results import Finding, Report, SchemaError
 
-__all__ = ["Verifier", "MegaproofError", "verify", "document_line", "ProgramLike"]
+__all__ = ["Verifier", "MegaproofError", "verify", "replay", "Replay", "document_line", "ProgramLike"]
 
 ProgramLike = Union[Mapping[str, Any], bytes, bytearray, str, os.PathLike]
 """What :func:`verify` accepts: a program as a dict (megaproof JSON or
@@ -278,3 +279,53 @@ def verify(program: ProgramLike, *, binary: Optional[str] = None, max_states: Op
         return _shared().verify(program)
     with Verifier(binary, max_states=max_states, max_bytes=max_bytes) as v:
         return v.verify(program)
+
+
+@dataclass(frozen=True)
+class Replay:
+    """What ``megaproof replay --json`` says of one finding's witness."""
+
+    file: str
+    index: int
+    """The finding's place in verify's report, from 1."""
+    finding: Finding
+    """The finding, its witness annotated step by step."""
+    confirmed: bool
+    """Whether ``schedule.CheckWitness`` accepts the witness."""
+    error: Optional[str] = None
+    """Why it is not confirmed."""
+    format: Optional[str] = None
+
+
+def replay(program: ProgramLike, finding: Optional[int] = None, *, binary: Optional[str] = None) -> Replay:
+    """Replays one finding's witness with ``megaproof replay --json`` and
+    returns what it printed: the finding (``finding``-th, from 1; by default
+    the first with a witness) with its events annotated, and whether the
+    judge confirms it. ``program`` is what :func:`verify` takes. Raises
+    :class:`MegaproofError` when there is nothing to replay (a safe or
+    invalid program, no such finding)."""
+    exe = find_binary(binary)
+    args = [exe, "replay", "--json"]
+    if finding is not None:
+        args += ["--finding", str(finding)]
+    if isinstance(program, (str, os.PathLike)) and not (isinstance(program, str) and program.lstrip().startswith("{")):
+        r = subprocess.run([*args, "--", os.fspath(program)], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    else:
+        if isinstance(program, (bytes, bytearray)):
+            data = bytes(program)
+        elif isinstance(program, str):
+            data = program.encode("utf-8")
+        else:
+            d = program.to_dict() if hasattr(program, "to_dict") else program
+            data = json.dumps(d).encode("utf-8")
+        r = subprocess.run([*args, "-"], input=data, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    err = r.stderr.decode("utf-8", "replace").strip()
+    out = r.stdout.splitlines()
+    if not out:
+        raise MegaproofError(f"{exe} replay exited with status {r.returncode} without a record", err, r.returncode)
+    try:
+        d = json.loads(out[0])
+        return Replay(file=d["file"], index=d["index"], finding=Finding.from_dict(d["finding"], "replay.finding"),
+                      confirmed=d["confirmed"], error=d.get("error"), format=d.get("format"))
+    except (ValueError, KeyError, TypeError, SchemaError) as e:
+        raise MegaproofError(f"megaproof replay answered a line that is not a record ({e}): {out[0][:200]!r}", err) from e
