@@ -562,7 +562,7 @@ func TestSARIFSeveralFiles(t *testing.T) {
 	if !strings.Contains(out, `"ruleId":"invalid.io"`) || !strings.Contains(out, `"uri":"-"`) {
 		t.Errorf("no invalid.io result or no standard input artifact:\n%.2000s", out)
 	}
-		// The embedded default: logical locations only, still valid.
+	// The embedded default: logical locations only, still valid.
 	code, out, errOut = runCLI(t, "", "verify", "--format", "sarif")
 	if code != exitSafe {
 		t.Fatalf("default: exit %d: %s", code, errOut)
