@@ -360,56 +360,153 @@ func TestLocatePaths(t *testing.T) {
 		`"just a string"`,
 		`{"tasks":[{"name":"t0","before":[{"wait":"c","ge":1}]},{"name":"t1"}]}`,
 	}
-	for _, doc := range docs {
-		var v any
-		if err := json.Unmarshal(bytes.TrimPrefix([]byte(doc), []byte("\xef\xbb\xbf")), &v); err != nil {
+	examples, _ := filepath.Glob(filepath.Join("..", "..", "verify", "testdata", "codes", "*.json"))
+	amkExamples, _ := filepath.Glob(filepath.Join("..", "..", "schedule", "amk", "testdata", "*.json"))
+	for _, f := range append(examples, amkExamples...) {
+		b, err := os.ReadFile(f)
+		if err != nil {
 			t.Fatal(err)
 		}
-		want := map[string]any{}
-		var walk func(p string, v any)
-		walk = func(p string, v any) {
-			want[p] = v
-			switch x := v.(type) {
-			case map[string]any:
-				for k, c := range x {
-					walk(p+"."+k, c)
-				}
-			case []any:
-				for i, c := range x {
-					walk(p+"["+strconv.Itoa(i)+"]", c)
-				}
-			}
-		}
-		walk("$", v)
-		var paths []string
-		for p := range want {
-			paths = append(paths, p)
-		}
-		paths = append(paths, "$.nope", "$.a[1].b.deeper", "$.a[7]")
-		got := locatePaths([]byte(doc), paths)
-		for p, w := range want {
-			sp, ok := got[p]
-			if !ok || !sp.exact {
-				t.Errorf("%s: %s not located (%+v)", doc, p, sp)
-				continue
-			}
-			var g any
-			if err := json.Unmarshal([]byte(doc[sp.start:sp.end]), &g); err != nil || !reflect.DeepEqual(g, w) {
-				t.Errorf("%s: %s at [%d,%d) is %q, want %v", doc, p, sp.start, sp.end, doc[sp.start:sp.end], w)
-			}
-			if sp.member >= 0 && doc[sp.member] != '"' {
-				t.Errorf("%s: %s: member at %d is %q", doc, p, sp.member, doc[sp.member:])
-			}
-		}
-		if _, ok := want["$.a[1].b"]; ok {
-			if sp := got["$.a[1].b.deeper"]; sp.exact || doc[sp.start:sp.end] != `"x\"]}"` {
-				t.Errorf("$.a[1].b.deeper resolves to %+v", sp)
-			}
-		}
+		docs = append(docs, string(b))
+	}
+	if len(docs) < 20 {
+		t.Fatalf("%d documents", len(docs))
+	}
+	for _, doc := range docs {
+		checkLocate(t, doc)
 	}
 	// Garbage never panics and resolves nothing beyond what is there.
 	for _, doc := range []string{"", "{", `{"a":`, `[1,`, `{"a" 1}`, "\x00", `{"a":[{"b":`} {
 		locatePaths([]byte(doc), []string{"$", "$.a", "$.a[0].b", "$[0]"})
+	}
+}
+
+// checkLocate checks locatePaths on one JSON document against
+// encoding/json: every path of the document is located exactly, its span
+// decodes to the value there, and paths that are not there resolve to an
+// ancestor.
+func checkLocate(t *testing.T, doc string) {
+	t.Helper()
+	var v any
+	if err := json.Unmarshal(bytes.TrimPrefix([]byte(doc), []byte("\xef\xbb\xbf")), &v); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{}
+	var walk func(p string, v any)
+	walk = func(p string, v any) {
+		want[p] = v
+		switch x := v.(type) {
+		case map[string]any:
+			for k, c := range x {
+				walk(p+"."+k, c)
+			}
+		case []any:
+			for i, c := range x {
+				walk(p+"["+strconv.Itoa(i)+"]", c)
+			}
+		}
+	}
+	walk("$", v)
+	var paths []string
+	for p := range want {
+		paths = append(paths, p)
+	}
+	paths = append(paths, "$.nope", "$.a[1].b.deeper", "$.a[7]")
+	got := locatePaths([]byte(doc), paths)
+	for p, w := range want {
+		sp, ok := got[p]
+		if !ok || !sp.exact {
+			t.Errorf("%s: %s not located (%+v)", doc, p, sp)
+			continue
+		}
+		var g any
+		if err := json.Unmarshal([]byte(doc[sp.start:sp.end]), &g); err != nil || !reflect.DeepEqual(g, w) {
+			t.Errorf("%s: %s at [%d,%d) is %q, want %v", doc, p, sp.start, sp.end, doc[sp.start:sp.end], w)
+		}
+		if sp.member >= 0 && doc[sp.member] != '"' {
+			t.Errorf("%s: %s: member at %d is %q", doc, p, sp.member, doc[sp.member:])
+		}
+	}
+	if _, ok := want["$.a[1].b"]; ok {
+		if sp := got["$.a[1].b.deeper"]; sp.exact || sp.start != got["$.a[1].b"].start {
+			t.Errorf("$.a[1].b.deeper resolves to %+v", sp)
+		}
+	}
+	if sp, ok := got["$.nope"]; !ok || sp.exact || sp.start != got["$"].start {
+		t.Errorf("$.nope resolves to %+v", sp)
+	}
+}
+
+// FuzzLocatePaths holds the locator to encoding/json on every valid UTF-8
+// JSON document without repeated keys (where the two may pick different
+// members), and to not panicking on anything.
+func FuzzLocatePaths(f *testing.F) {
+	for _, s := range []string{`{"a":[1,{"b":"x"}]}`, `[[],{}]`, `{"a.b":{"c[0]":1}}`, "\"s\"", `{"a":1,"a":2}`, `{`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, doc string) {
+		locatePaths([]byte(doc), []string{"$", "$.a", "$.a[0]", "$[0].b", "$.a[1].b"})
+		// The readers reject invalid UTF-8 (invalid.syntax), so no path
+		// names such a key; encoding/json would decode it to U+FFFD.
+		if !json.Valid([]byte(doc)) || !utf8.ValidString(doc) || len(doc) > 4096 || hasRepeatedKey(doc) {
+			return
+		}
+		checkLocate(t, doc)
+	})
+}
+
+// hasRepeatedKey reports whether some object of the valid document doc
+// repeats a key.
+func hasRepeatedKey(doc string) bool {
+	dec := json.NewDecoder(strings.NewReader(doc))
+	type frame struct {
+		obj  bool
+		keys map[string]bool
+		key  bool // the next string token is a key
+	}
+	var stack []frame
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return false
+		}
+		var top *frame
+		if len(stack) > 0 {
+			top = &stack[len(stack)-1]
+		}
+		if top != nil && top.obj && top.key {
+			if s, ok := tok.(string); ok {
+				if top.keys[s] {
+					return true
+				}
+				top.keys[s] = true
+				top.key = false
+				continue
+			}
+		}
+		switch tok {
+		case json.Delim('{'):
+			if top != nil && top.obj {
+				top.key = true
+			}
+			stack = append(stack, frame{obj: true, keys: map[string]bool{}, key: true})
+			continue
+		case json.Delim('['):
+			if top != nil && top.obj {
+				top.key = true
+			}
+			stack = append(stack, frame{})
+			continue
+		case json.Delim('}'), json.Delim(']'):
+			stack = stack[:len(stack)-1]
+			if len(stack) > 0 && stack[len(stack)-1].obj {
+				stack[len(stack)-1].key = true
+			}
+			continue
+		}
+		if top != nil && top.obj {
+			top.key = true
+		}
 	}
 }
 
