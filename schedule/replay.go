@@ -138,23 +138,35 @@ func (t *Thread) Simple() bool {
 func (m *Machine) Clone() *Machine {
 	c := &Machine{m.State}
 	s := &c.State
-	s.Pos = slices.Clone(m.Pos)
-	s.Counters = slices.Clone(m.Counters)
-	s.Overflowed = slices.Clone(m.Overflowed)
-	s.Arrivals = slices.Clone(m.Arrivals)
-	s.Tokens = slices.Clone(m.Tokens)
-	s.Done = slices.Clone(m.Done)
-	s.InFlight = slices.Clone(m.InFlight)
+	// The fixed-size lists, never nil, are copied into three slabs.
+	ints := make([]int32, 0, len(m.Pos)+len(m.lastFence)+len(m.begin)+len(m.end))
+	s.Pos, ints = cloneInto(ints, m.Pos)
+	s.lastFence, ints = cloneInto(ints, m.lastFence)
+	s.begin, ints = cloneInto(ints, m.begin)
+	s.end, _ = cloneInto(ints, m.end)
+	words := make([]uint64, 0, len(m.Counters)+len(m.Arrivals)+len(m.Tokens))
+	s.Counters, words = cloneInto(words, m.Counters)
+	s.Arrivals, words = cloneInto(words, m.Arrivals)
+	s.Tokens, _ = cloneInto(words, m.Tokens)
+	flags := make([]bool, 0, len(m.Overflowed)+len(m.Done)+len(m.InFlight))
+	s.Overflowed, flags = cloneInto(flags, m.Overflowed)
+	s.Done, flags = cloneInto(flags, m.Done)
+	s.InFlight, _ = cloneInto(flags, m.InFlight)
 	s.trace = slices.Clone(m.trace)
-	s.lastFence = slices.Clone(m.lastFence)
 	s.releases = make([][]relEv, len(m.releases))
 	for i, r := range m.releases {
 		s.releases[i] = slices.Clone(r)
 	}
 	s.observed = slices.Clone(m.observed)
-	s.begin = slices.Clone(m.begin)
-	s.end = slices.Clone(m.end)
 	return c
+}
+
+// cloneInto appends src to slab and returns the copy, capped at its
+// length, and the rest of slab.
+func cloneInto[T any](slab, src []T) (clone, rest []T) {
+	n := len(slab)
+	slab = append(slab, src...)
+	return slab[n:len(slab):len(slab)], slab[len(slab):]
 }
 
 // Key identifies the state up to everything its future and its
