@@ -397,6 +397,9 @@ func (d *decoder) str() ([]byte, bool) {
 
 func (d *decoder) uint(max uint64) (uint64, bool) {
 	s := d.s
+	if v, ok := s.SmallInt(); ok {
+		return uint64(v), uint64(v) <= max
+	}
 	if s.Peek() != 'n' {
 		return 0, false
 	}
@@ -425,6 +428,12 @@ func smallUint(lit []byte) (uint64, bool) {
 
 func (d *decoder) int(max int64) (int64, bool) {
 	s := d.s
+	if v, ok := s.SmallInt(); ok {
+		if v > max {
+			return 0, false
+		}
+		return v, true
+	}
 	if s.Peek() != 'n' {
 		return 0, false
 	}

@@ -744,6 +744,32 @@ func (s *Scanner) hex4(rel int) (rune, bool) {
 func isHex(c byte) bool { return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' }
 
 // Num reads a number and returns its literal text.
+// SmallInt reads a number written as a non-negative integer of at most 18
+// digits, with no sign, fraction or exponent, that lies in the buffer: the
+// value Peek, Num and [Int64] would read, and true. Otherwise it consumes
+// nothing and reports false, and the caller reads the value the general
+// way.
+func (s *Scanner) SmallInt() (int64, bool) {
+	if s.err != nil || len(s.stack) > s.maxDepth {
+		return 0, false
+	}
+	if c := s.next(); c < '0' || c > '9' {
+		return 0, false
+	}
+	i, b := s.pos, s.buf
+	j := i
+	var v int64
+	for j < s.end && b[j] >= '0' && b[j] <= '9' {
+		v = v*10 + int64(b[j]-'0')
+		j++
+	}
+	if j >= s.end || j-i > 18 || b[i] == '0' && j > i+1 || b[j] == '.' || b[j] == 'e' || b[j] == 'E' {
+		return 0, false
+	}
+	s.pos = j
+	return v, true
+}
+
 func (s *Scanner) Num() []byte {
 	c := s.next()
 	if c != '-' && (c < '0' || c > '9') {

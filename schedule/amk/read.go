@@ -46,8 +46,16 @@ type decoder struct {
 	reads, writes  []schedule.Access
 	stepSlab       []schedule.Step
 	accSlab        []schedule.Access
+	shapeSlab      []int64
 	strs           []string
+	// Names of the tasks read directly, not yet set: their bytes, and per
+	// task its place in the task list and where its name ends. They
+	// become one string.
+	nameBuf  []byte
+	nameEnds []nameEnd
 }
+
+type nameEnd struct{ task, end int32 }
 
 // decoders keeps decoders, with their scanner, scratch and indices, for
 // the next document: reading many small documents allocates little more
@@ -254,6 +262,9 @@ func (d *decoder) list(rank int, key string, direct func(i int) bool) {
 		return
 	}
 	s.Array()
+	if rank == rTasks {
+		defer d.flushNames()
+	}
 	start := s.Offset()
 	for i := 0; s.Elem(); i++ {
 		if rank == rTasks && i == cap(m.p.Tasks) && i > 64 {
@@ -273,6 +284,7 @@ func (d *decoder) list(rank int, key string, direct func(i int) bool) {
 			case rCounters:
 				m.counter(n, i)
 			case rTasks:
+				d.flushNames() // the tasks before this one are named
 				m.task(n, i)
 			}
 		}
@@ -281,6 +293,20 @@ func (d *decoder) list(rank int, key string, direct func(i int) bool) {
 			return
 		}
 	}
+}
+
+// flushNames sets the names of the tasks read directly since the last
+// flush, all in one string.
+func (d *decoder) flushNames() {
+	if len(d.nameEnds) == 0 {
+		return
+	}
+	all, from := string(d.nameBuf), int32(0)
+	for _, e := range d.nameEnds {
+		d.m.p.Tasks[e.task].Name = all[from:e.end]
+		from = e.end
+	}
+	d.nameBuf, d.nameEnds = d.nameBuf[:0], d.nameEnds[:0]
 }
 
 // growTasks makes room for the tasks the rest of a document of known size
@@ -310,6 +336,9 @@ func (d *decoder) str() ([]byte, bool) {
 
 func (d *decoder) integer() (int64, bool) {
 	s := d.s
+	if v, ok := s.SmallInt(); ok {
+		return v, true
+	}
 	if s.Peek() != 'n' {
 		return 0, false
 	}
@@ -487,7 +516,12 @@ func (d *decoder) buffer(i int) bool {
 		return false
 	}
 	m.bufByID.put(id, i)
-	shape := append([]int64(nil), d.shape...)
+	if len(d.shapeSlab)+len(d.shape) > cap(d.shapeSlab) {
+		d.shapeSlab = make([]int64, 0, max(len(d.shape), 256))
+	}
+	n := len(d.shapeSlab)
+	d.shapeSlab = append(d.shapeSlab, d.shape...)
+	shape := d.shapeSlab[n:len(d.shapeSlab):len(d.shapeSlab)]
 	m.p.Buffers = append(m.p.Buffers, schedule.Buffer{Name: uniqueName(m.names, nameStr, id, true, i), Kind: kind, Size: uint64(ceilDiv8(numel * bits)), Arena: schedule.NoArena})
 	m.layouts = append(m.layouts, layout{index: int32(i), bits: bits, shape: shape, numel: numel})
 	return true
@@ -732,7 +766,9 @@ func (d *decoder) task(i int) bool {
 		return false
 	}
 	m.taskIDs.put(id, i)
-	t := schedule.Task{Name: taskName(id, op), Op: op, Worker: schedule.Dynamic}
+	t := schedule.Task{Op: op, Worker: schedule.Dynamic} // named by flushNames, as taskName does
+	d.nameBuf = appendTaskName(d.nameBuf, id, op)
+	d.nameEnds = append(d.nameEnds, nameEnd{int32(len(m.p.Tasks)), int32(len(d.nameBuf))})
 	if pinned {
 		t.Worker = int32(sm)
 		m.maxSM = max(m.maxSM, sm)

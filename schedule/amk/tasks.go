@@ -96,14 +96,18 @@ func (m *mapper) task(tn *node, i int) {
 
 // taskName is the name of a task: t<id>.<op>.
 func taskName(id int64, op string) string {
-	b := make([]byte, 0, 24)
+	return string(appendTaskName(make([]byte, 0, 24), id, op))
+}
+
+// appendTaskName appends taskName(id, op) to b.
+func appendTaskName(b []byte, id int64, op string) []byte {
 	b = append(b, 't')
 	b = strconv.AppendInt(b, id, 10)
 	if op != "" {
 		b = append(b, '.')
 		b = append(b, op...)
 	}
-	return string(b)
+	return b
 }
 
 // pin pins task i to worker sm, or reports why it cannot be.
