@@ -633,11 +633,15 @@ func (d *docIndex) resolve(ptr string) (span, bool) {
 // byte replacements of the original document. It reports false when some
 // operation does not map (move, copy, test, a path not in the document)
 // or when the operations do not commute with the original's byte offsets:
-// an operation under an array that an earlier add or remove shifted, or
-// replacements that overlap.
+// an operation under an array that an earlier add or remove shifted, an
+// object that both loses and gains a member, or replacements that overlap.
 func patchReplacements(d *docIndex, ops []patchOp) ([]replacement, bool) {
 	var out []replacement
 	var shifted []string // pointers of arrays an add or remove changed
+	// Objects that lose a member and objects that gain one: a member
+	// removed and one added in the same object can leave its commas wrong
+	// (removing the only member, then appending), so that is refused.
+	removedFrom, addedTo := map[string]bool{}, map[string]bool{}
 	for _, op := range ops {
 		for _, a := range shifted {
 			if strings.HasPrefix(op.Path, a+"/") {
@@ -661,6 +665,10 @@ func patchReplacements(d *docIndex, ops []patchOp) ([]replacement, bool) {
 			start := sp.start
 			if sp.member >= 0 {
 				start = sp.member
+				if addedTo[parentPtr] {
+					return nil, false
+				}
+				removedFrom[parentPtr] = true
 			} else {
 				shifted = append(shifted, parentPtr)
 			}
@@ -688,6 +696,10 @@ func patchReplacements(d *docIndex, ops []patchOp) ([]replacement, bool) {
 				if el, ok := d.resolve(op.Path); ok {
 					out = append(out, replacement{el.start, el.end, val})
 				} else {
+					if removedFrom[parentPtr] {
+						return nil, false
+					}
+					addedTo[parentPtr] = true
 					key, _ := json.Marshal(last)
 					out = append(out, d.append(parent, string(key)+":"+val))
 				}

@@ -671,3 +671,157 @@ func TestSARIFSeveralFiles(t *testing.T) {
 		}
 	}
 }
+
+// FuzzPatchReplacements draws one to three add, remove and replace
+// operations on the containers and values of a valid document and holds
+// the byte replacements they map to, whenever they map, to the patch
+// applied to the decoded document.
+func FuzzPatchReplacements(f *testing.F) {
+	f.Add(`{"a":[1,{"b":"x"}],"c":{}}`, uint64(1))
+	f.Add("{\"tasks\": [\n {\"name\": \"t\", \"before\": [{\"wait\": \"c\"}]}\n]}", uint64(7))
+	f.Add(`[[],[1 , 2],{"k":null}]`, uint64(42))
+	f.Fuzz(func(t *testing.T, doc string, seed uint64) {
+		if !json.Valid([]byte(doc)) || !utf8.ValidString(doc) || len(doc) > 2048 || hasRepeatedKey(doc) {
+			return
+		}
+		var root any
+		if err := json.Unmarshal([]byte(doc), &root); err != nil {
+			return
+		}
+		// Every container and value by pointer.
+		type node struct {
+			ptr string
+			v   any
+		}
+		var nodes []node
+		var walk func(ptr string, v any)
+		walk = func(ptr string, v any) {
+			nodes = append(nodes, node{ptr, v})
+			switch x := v.(type) {
+			case map[string]any:
+				for k, c := range x {
+					walk(ptr+"/"+strings.ReplaceAll(strings.ReplaceAll(k, "~", "~0"), "/", "~1"), c)
+				}
+			case []any:
+				for i, c := range x {
+					walk(ptr+"/"+strconv.Itoa(i), c)
+				}
+			}
+		}
+		walk("", root)
+		sort.Slice(nodes, func(i, j int) bool { return nodes[i].ptr < nodes[j].ptr })
+		next := func(n int) int {
+			seed = seed*6364136223846793005 + 1442695040888963407
+			return int((seed >> 33) % uint64(n))
+		}
+		var ops []patchOp
+		for range 1 + next(3) {
+			nd := nodes[next(len(nodes))]
+			val := json.RawMessage(`{"new":[1,"two"]}`)
+			switch next(3) {
+			case 0:
+				if nd.ptr != "" {
+					ops = append(ops, patchOp{Op: "replace", Path: nd.ptr, Value: val})
+				}
+			case 1:
+				if nd.ptr != "" {
+					ops = append(ops, patchOp{Op: "remove", Path: nd.ptr})
+				}
+			default:
+				switch x := nd.v.(type) {
+				case []any:
+					tok := "-"
+					if k := next(len(x) + 2); k <= len(x) {
+						tok = strconv.Itoa(k)
+					}
+					ops = append(ops, patchOp{Op: "add", Path: nd.ptr + "/" + tok, Value: val})
+				case map[string]any:
+					ops = append(ops, patchOp{Op: "add", Path: nd.ptr + "/n" + strconv.Itoa(next(3)), Value: val})
+				}
+			}
+		}
+		if len(ops) == 0 {
+			return
+		}
+		var paths []string
+		for _, op := range ops {
+			paths = append(append(paths, pointerPaths(op.Path)...), parentPaths(op.Path)...)
+		}
+		reps, ok := patchReplacements(newDocIndex([]byte(doc), paths), ops)
+		if !ok {
+			return
+		}
+		// The reference: the operations in order on the decoded document,
+		// each of which must apply (else the mapping should have refused).
+		var ref any
+		json.Unmarshal([]byte(doc), &ref)
+		if !patchApplies(t, ref, ops) {
+			t.Fatalf("%s: %s maps, but does not apply in order", doc, mustJSON(ops))
+		}
+		sort.Slice(reps, func(i, j int) bool { return reps[i].start > reps[j].start })
+		got := []byte(doc)
+		for _, r := range reps {
+			got = append(append(append([]byte(nil), got[:r.start]...), r.text...), got[r.end:]...)
+		}
+		var g any
+		if err := json.Unmarshal(got, &g); err != nil {
+			t.Fatalf("%s: %s: patched bytes are not JSON: %v\n%s", doc, mustJSON(ops), err, got)
+		}
+		json.Unmarshal([]byte(doc), &ref)
+		if w := applyPatch(t, ref, ops); !reflect.DeepEqual(g, w) {
+			t.Fatalf("%s: %s: patched to\n%s\nwant %s", doc, mustJSON(ops), got, mustJSON(w))
+		}
+	})
+}
+
+// patchApplies reports whether every operation finds its target in turn:
+// the value to replace or remove, the container to add to.
+func patchApplies(t *testing.T, doc any, ops []patchOp) bool {
+	for _, op := range ops {
+		toks, _ := pointerTokens(op.Path)
+		if len(toks) == 0 {
+			return false
+		}
+		cur := doc
+		for _, k := range toks[:len(toks)-1] {
+			switch x := cur.(type) {
+			case map[string]any:
+				c, ok := x[k]
+				if !ok {
+					return false
+				}
+				cur = c
+			case []any:
+				i, err := strconv.Atoi(k)
+				if err != nil || i < 0 || i >= len(x) {
+					return false
+				}
+				cur = x[i]
+			default:
+				return false
+			}
+		}
+		k := toks[len(toks)-1]
+		switch x := cur.(type) {
+		case map[string]any:
+			if _, ok := x[k]; !ok && op.Op != "add" {
+				return false
+			}
+		case []any:
+			if k == "-" {
+				if op.Op != "add" {
+					return false
+				}
+				break
+			}
+			i, err := strconv.Atoi(k)
+			if err != nil || i < 0 || i > len(x) || i == len(x) && op.Op != "add" {
+				return false
+			}
+		default:
+			return false
+		}
+		doc = applyPatch(t, doc, []patchOp{op})
+	}
+	return true
+}
