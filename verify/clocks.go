@@ -43,6 +43,12 @@ import (
 // includes its base. A join that already includes the base of a sparse
 // clock takes that clock's add by one component. Layered programs then
 // cost a vector operation per layer, not per task.
+//
+// Without dynamic threads, the chains of a part (threads that share no
+// counter or barrier with the others, transitively) are consecutive, and
+// a clock of one of its threads names no other chain: every join, copy and
+// kept clock of its threads covers the part's chains only, so independent
+// pipelines cost their own size, not the program's.
 
 // maxClockThreads bounds the static workers given clock components.
 const maxClockThreads = 1024
@@ -91,6 +97,7 @@ type clockPass struct {
 	soloNeed   []bool        // per op: some wait joins this add's clock (nil: none)
 	K          int           // clock components
 	chainOf    []int32       // per thread: its chain, -1 not yet placed, or unplaced
+	lo, hi     []int32       // per thread: the chains its clock can name (its part's), [lo, hi)
 	base       []int32       // per thread: chain position of its first op
 	cur        []tclock      // per thread: its clock during run
 	finals     [][]int32     // joins that can grow no more, by id
@@ -232,7 +239,7 @@ func newClockPassCtx(ctx context.Context, f *form, hb bool) *clockPass {
 	cp.chainOf = make([]int32, T)
 	cp.base = make([]int32, T)
 	static := 0
-	for t := 0; t < f.workers; t++ {
+	for _, t := range cp.partOrder() {
 		if f.start[t+1] > f.start[t] {
 			cp.chainOf[t] = int32(static)
 			static++
@@ -244,7 +251,95 @@ func newClockPassCtx(ctx context.Context, f *form, hb bool) *clockPass {
 	for t := f.workers; t < T; t++ {
 		cp.chainOf[t] = -1
 	}
+	cp.lo, cp.hi = make([]int32, T), make([]int32, T)
+	for t := range T {
+		cp.hi[t] = int32(cp.K)
+	}
+	if clockParts && T == f.workers && !f.semaphore {
+		// Without dynamic threads, a part's clocks only ever name its
+		// own chains, which are consecutive: every vector operation of
+		// one of its threads can stay within them.
+		part := cp.parts()
+		first := make([]int32, T)
+		last := make([]int32, T)
+		for t := range first {
+			first[t], last[t] = int32(cp.K), 0
+		}
+		for t := range T {
+			if ch := cp.chainOf[t]; ch >= 0 {
+				r := part[t]
+				first[r], last[r] = min(first[r], ch), max(last[r], ch+1)
+			}
+		}
+		for t := range T {
+			if r := part[t]; first[r] < last[r] {
+				cp.lo[t], cp.hi[t] = first[r], last[r]
+			} else {
+				cp.lo[t], cp.hi[t] = 0, 0
+			}
+		}
+	}
 	return cp
+}
+
+// clockParts keeps each part's clocks to its own chains; tests turn it off
+// to compare.
+var clockParts = true
+
+// parts returns, per thread, a representative of its part: threads that
+// share a counter or barrier (transitively) are in one part.
+func (cp *clockPass) parts() []int32 {
+	f := cp.f
+	T := f.threads()
+	up := make([]int32, T)
+	for t := range up {
+		up[t] = int32(t)
+	}
+	find := func(t int32) int32 {
+		for up[t] != t {
+			up[t] = up[up[t]]
+			t = up[t]
+		}
+		return t
+	}
+	owner := make([]int32, len(f.init)) // per object: a thread using it, or -1
+	for o := range owner {
+		owner[o] = -1
+	}
+	for x, k := range f.kind {
+		if k != kWait && k != kAdd {
+			continue
+		}
+		o, t := f.obj[x], f.opThread[x]
+		if owner[o] < 0 {
+			owner[o] = t
+			continue
+		}
+		if a, b := find(owner[o]), find(t); a != b {
+			up[max(a, b)] = min(a, b)
+		}
+	}
+	for t := range up {
+		up[t] = find(int32(t))
+	}
+	return up
+}
+
+// partOrder lists the static workers part by part (each part in worker
+// order, parts in the order of their first worker), so that a part's
+// chains are consecutive; with dynamic threads, in worker order.
+func (cp *clockPass) partOrder() []int32 {
+	f := cp.f
+	order := make([]int32, f.workers)
+	for t := range order {
+		order[t] = int32(t)
+	}
+	if !clockParts || f.threads() != f.workers || f.semaphore {
+		return order
+	}
+	part := cp.parts()
+	slices.SortStableFunc(order, func(a, b int32) int { return int(part[a] - part[b]) })
+	return order
 }
 
 // soloJoins finds, for every wait on a counter that only one thread adds
@@ -421,10 +516,16 @@ func (cp *clockPass) run(trace []int32, visit func(task int32) bool) {
 	chainLen := make([]int32, 0, K)
 	var freeChains []int32 // dynamic chains whose last thread has finished
 	for t := 0; t < f.workers; t++ {
-		if n := f.start[t+1] - f.start[t]; n > 0 {
-			chainLen = append(chainLen, n) // chain chainOf[t]
+		if ch := chainOf[t]; ch >= 0 {
+			for int(ch) >= len(chainLen) {
+				chainLen = append(chainLen, 0)
+			}
+			chainLen[ch] = f.start[t+1] - f.start[t]
 		}
 	}
+	lo, hi := cp.lo, cp.hi
+	// w cuts a vector to the chains thread t's clock can name.
+	w := func(t int32, v []int32) []int32 { return v[lo[t]:hi[t]] }
 	cur := make([]tclock, T)
 	active := make([]bool, T)
 	for t := range cur {
@@ -527,7 +628,7 @@ func (cp *clockPass) run(trace []int32, visit func(task int32) bool) {
 		if c.vec == nil {
 			c.vec = newVec()
 			if c.base >= 0 {
-				copy(c.vec, cp.finals[c.base])
+				copy(w(t, c.vec), w(t, cp.finals[c.base]))
 			}
 			if ch := chainOf[t]; ch >= 0 {
 				c.vec[ch] = max(c.vec[ch], c.own)
@@ -562,19 +663,19 @@ func (cp *clockPass) run(trace []int32, visit func(task int32) bool) {
 		c := &cur[t]
 		switch {
 		case relaxed != nil:
-			joinClock(a.vec, relaxed)
+			joinClock(w(t, a.vec), w(t, relaxed))
 			a.used = true
 			return
 		case c.vec != nil:
-			joinClock(a.vec, c.vec)
+			joinClock(w(t, a.vec), w(t, c.vec))
 			a.used = true
 			return
 		case c.base < 0 || c.base == a.inc:
 		case !a.used:
-			copy(a.vec, cp.finals[c.base])
+			copy(w(t, a.vec), w(t, cp.finals[c.base]))
 			a.inc = c.base
 		default:
-			joinClock(a.vec, cp.finals[c.base])
+			joinClock(w(t, a.vec), w(t, cp.finals[c.base]))
 			if a.inc < 0 {
 				a.inc = c.base
 			}
@@ -600,7 +701,7 @@ func (cp *clockPass) run(trace []int32, visit func(task int32) bool) {
 			c.base = id
 			return
 		}
-		joinClock(dense(t), cp.finals[id])
+		joinClock(w(t, dense(t)), w(t, cp.finals[id]))
 	}
 	// Snapshots of the clocks of the adds some wait of a one-thread
 	// counter joins, within a budget of vector cells (past it such waits
@@ -644,7 +745,7 @@ func (cp *clockPass) run(trace []int32, visit func(task int32) bool) {
 				if genRan[b][gen] == f.p.Barriers[b].Parties {
 					adopt(t, final(&barGen[b][gen]))
 				} else {
-					joinClock(dense(t), barGen[b][gen].vec)
+					joinClock(w(t, dense(t)), w(t, barGen[b][gen].vec))
 				}
 				break
 			}
@@ -653,7 +754,7 @@ func (cp *clockPass) run(trace []int32, visit func(task int32) bool) {
 			case addsLeft[o] == 0:
 				adopt(t, final(&joinOf[o]))
 			default:
-				joinClock(dense(t), joinOf[o].vec)
+				joinClock(w(t, dense(t)), w(t, joinOf[o].vec))
 			}
 		}
 		if f.kind[x] == kWait && !f.is(x, fBarrier) && cp.leveled[f.obj[x]] && (!hb || f.link[x] == x) && f.val[x] != f.total[f.obj[x]] {
@@ -677,7 +778,7 @@ func (cp *clockPass) run(trace []int32, visit func(task int32) bool) {
 									fd.inc, fd.final = fd.last, -1
 								}
 								fd.last = -1
-								joinClock(fd.vec, bk.vec)
+								joinClock(w(t, fd.vec), w(t, bk.vec))
 								if fd.inc < 0 {
 									fd.inc = bk.inc
 								}
@@ -697,7 +798,7 @@ func (cp *clockPass) run(trace []int32, visit func(task int32) bool) {
 						a.vec = make([]int32, K)
 						for i := range bs[:k] {
 							if bk := &bs[i]; bk.vec != nil {
-								joinClock(a.vec, bk.vec)
+								joinClock(w(t, a.vec), w(t, bk.vec))
 								if a.inc < 0 {
 									a.inc = bk.inc
 								}
@@ -718,7 +819,7 @@ func (cp *clockPass) run(trace []int32, visit func(task int32) bool) {
 			a := cp.soloAdd[x]
 			if sn := snaps[a]; sn.base != -2 {
 				if sn.vec != nil {
-					joinClock(dense(t), sn.vec)
+					joinClock(w(t, dense(t)), sn.vec) // a snapshot holds the adding thread's part, which is t's
 				} else {
 					if sn.base >= 0 {
 						adopt(t, sn.base)
@@ -801,7 +902,8 @@ func (cp *clockPass) run(trace []int32, visit func(task int32) bool) {
 			var relaxed []int32
 			if ch >= 0 && hb && f.link[x] != x {
 				// A relaxed add releases what precedes its fence.
-				relaxed = append([]int32(nil), dense(t)...)
+				relaxed = make([]int32, K)
+				copy(w(t, relaxed), w(t, dense(t)))
 				relaxed[ch] = cp.pos(t, f.link[x])
 			}
 			if f.is(x, fBarrier) {
@@ -824,13 +926,14 @@ func (cp *clockPass) run(trace []int32, visit func(task int32) bool) {
 		if snaps != nil && cp.soloNeed[x] {
 			c := cur[t]
 			if c.vec != nil {
-				if snapCells >= K {
-					snapCells -= K
-					if len(snapArena) < K {
-						snapArena = make([]int32, max(K, min(snapCells, 64*K)))
+				n := int(hi[t] - lo[t])
+				if snapCells >= n {
+					snapCells -= n
+					if len(snapArena) < n {
+						snapArena = make([]int32, max(n, min(snapCells, 64*n)))
 					}
-					c.vec, snapArena = snapArena[:K:K], snapArena[K:]
-					copy(c.vec, cur[t].vec)
+					c.vec, snapArena = snapArena[:n:n], snapArena[n:]
+					copy(c.vec, w(t, cur[t].vec))
 					snaps[x] = c
 				}
 			} else {

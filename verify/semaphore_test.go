@@ -164,3 +164,59 @@ func BenchmarkSemaphorePipeline(b *testing.B) {
 		}
 	}
 }
+
+// The proof clocks join a wait on a counter only one thread adds to with
+// the add that first reaches its threshold: they prove every adjacent pair
+// of the pipeline in both forms (no exact sweep), and a consumer that
+// waits for one item too few still races.
+func TestOneThreadCounterJoins(t *testing.T) {
+	for _, sems := range []bool{false, true} {
+		p := pipeline(4, 8, 2, sems, "")
+		r, err := Run(context.Background(), p, Config{Sanity: true})
+		if err != nil || r.Verdict != Safe {
+			t.Fatalf("sems %v: %v %+v", sems, err, r)
+		}
+		v := &verifier{f: lowerForm(p)}
+		if sems {
+			p2, _, _, ok := reduceSemaphores(p)
+			if !ok {
+				t.Fatal("no counter form")
+			}
+			v.f = lowerForm(p2)
+		}
+		run := v.checkProgress()
+		v.f.linkPoints()
+		v.when = make([]int32, len(v.f.p.Tasks))
+		for i, x := range run.trace {
+			if v.f.kind[x] == kBody {
+				v.when[v.f.task[x]] = int32(i)
+			}
+		}
+		g, n := newGrid(v.f.p, func(int32) bool { return true })
+		complete, _, unproven, err := v.shadowOrder(context.Background(), run, g, n)
+		if err != nil || !complete || len(unproven) > 0 {
+			t.Errorf("sems %v: complete %v, %d pairs left to the exact decision (%v)", sems, complete, len(unproven), err)
+		}
+	}
+	// Consumer 1 waits for i items before reading item i.
+	p := pipeline(2, 4, 2, false, "")
+	for i := range p.Tasks {
+		tk := &p.Tasks[i]
+		if tk.Name == "c1.2" {
+			tk.Before[0].Value--
+		}
+	}
+	r, err := Run(context.Background(), p, Config{Sanity: true})
+	if err != nil || r.Verdict != Unsafe || !slices.ContainsFunc(r.Findings, func(f Finding) bool { return f.Code == CodeRaceRAW }) {
+		t.Fatalf("off by one: %v %v %v", err, r.Verdict, codes(r))
+	}
+}
+
+// Clocks kept to the chains of their part (threads sharing no counter or
+// barrier with the rest) decide what clocks over every chain decide, with
+// the same statistics.
+func TestClockParts(t *testing.T) {
+	sameResults(t, "clocks over every chain vs over the part's",
+		[2]func(){func() { clockParts = false }, func() { clockParts = true }},
+		func() { clockParts = true }, true)
+}
