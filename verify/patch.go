@@ -278,15 +278,14 @@ func slicesClone(s []schedule.Step) []schedule.Step { return append([]schedule.S
 
 // unwrittenBuffer finds the output buffer an output-unwritten finding is
 // about, as the static check does, by the gap its message names: the
-// buffer, the gap [lo, hi) and the last task that writes the buffer (-1
-// for none).
-func unwrittenBuffer(p *schedule.Program, f *Finding) (buf int, lo, hi int64, writer int, ok bool) {
+// buffer, the rectangles written to it, and the last task that writes it
+// (-1 for none).
+func unwrittenBuffer(p *schedule.Program, f *Finding) (buf int, written []geom.Rect, writer int, ok bool) {
 	for bi, b := range p.Buffers {
 		if b.Kind != schedule.KindOutput {
 			continue
 		}
-		var written []geom.Rect
-		writer := -1
+		written, writer = written[:0], -1
 		for i := range p.Tasks {
 			for _, a := range p.Tasks[i].Writes {
 				if int(a.Buffer) == bi {
@@ -297,28 +296,45 @@ func unwrittenBuffer(p *schedule.Program, f *Finding) (buf int, lo, hi int64, wr
 		}
 		whole := geom.Strided(geom.Pos(0, 0), b.Size, 1, 0)
 		gap, found, done := geom.Uncovered([]geom.Rect{whole}, written, staticBudget(len(written)))
-		if !done || !found {
-			continue
-		}
-		lo, hi := geom.Byte(0, gap.Lo), geom.Byte(0, gap.Hi)
-		if unwrittenMessage(b.Name, lo, hi) == f.Message {
-			return bi, lo, hi, writer, true
+		if done && found && unwrittenMessage(b.Name, geom.Byte(0, gap.Lo), geom.Byte(0, gap.Hi)) == f.Message {
+			return bi, written, writer, true
 		}
 	}
-	return 0, 0, 0, 0, false
+	return 0, nil, 0, false
 }
 
-// unwrittenPatch adds a write of an output buffer's unwritten bytes: to
-// the last task that writes the buffer, or to a new dynamic task.
+// maxUnwrittenGaps bounds the writes one output-unwritten patch adds.
+const maxUnwrittenGaps = 64
+
+// unwrittenPatch adds writes of an output buffer's unwritten bytes (every
+// gap, up to maxUnwrittenGaps; none when there are more): to the last task
+// that writes the buffer, or to a new dynamic task.
 func unwrittenPatch(p *schedule.Program, f *Finding) []PatchOp {
-	bi, lo, hi, writer, ok := unwrittenBuffer(p, f)
+	bi, written, writer, ok := unwrittenBuffer(p, f)
 	if !ok {
 		return nil
 	}
 	b := p.Buffers[bi]
-	access := map[string]any{"buffer": b.Name, "length": hi - lo}
-	if lo != 0 {
-		access["offset"] = lo
+	whole := geom.Strided(geom.Pos(0, 0), b.Size, 1, 0)
+	var accesses []any
+	for {
+		gap, found, done := geom.Uncovered([]geom.Rect{whole}, written, staticBudget(len(written)))
+		if !done {
+			return nil
+		}
+		if !found {
+			break
+		}
+		if len(accesses) == maxUnwrittenGaps {
+			return nil
+		}
+		lo, hi := geom.Byte(0, gap.Lo), geom.Byte(0, gap.Hi)
+		access := map[string]any{"buffer": b.Name, "length": hi - lo}
+		if lo != 0 {
+			access["offset"] = lo
+		}
+		accesses = append(accesses, access)
+		written = append(written, geom.Strided(gap.Lo, uint64(hi-lo), 1, 0))
 	}
 	if writer < 0 {
 		names := map[string]bool{}
@@ -329,7 +345,11 @@ func unwrittenPatch(p *schedule.Program, f *Finding) []PatchOp {
 		for k := 2; names[name]; k++ {
 			name = fmt.Sprintf("%s.fill%d", b.Name, k)
 		}
-		return []PatchOp{appendTo("/tasks", len(p.Tasks) == 0, map[string]any{"name": name, "writes": []any{access}})}
+		return []PatchOp{appendTo("/tasks", len(p.Tasks) == 0, map[string]any{"name": name, "writes": accesses})}
 	}
-	return []PatchOp{{Op: "add", Path: taskPointer(writer) + "/writes/-", Value: raw(access)}}
+	var ops []PatchOp
+	for _, a := range accesses {
+		ops = append(ops, PatchOp{Op: "add", Path: taskPointer(writer) + "/writes/-", Value: raw(a)})
+	}
+	return ops
 }

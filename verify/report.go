@@ -50,7 +50,8 @@ type ReportFinding struct {
 	// Fix suggests an edit that removes the finding, when one is evident.
 	Fix string `json:"fix,omitempty"`
 	// Patch is Fix as RFC 6902 JSON Patch operations on the input
-	// document, where the fix is a definite edit and the document is
+	// document, where the finding names a fix, the fix is a definite edit
+	// and the document is
 	// megaproof/v1 (see docs/SEMANTICS.md, "Fixes as patches"). Applying
 	// it removes the finding on the code examples; verify the result, as
 	// an edit may change what else the program does.
@@ -193,7 +194,7 @@ func (r *Result) ReportAt(p *schedule.Program, loc schedule.Locator) *Report {
 				a.m = base.Clone()
 			}
 			a.finding(f, &rf)
-			if _, v1 := loc.(schedule.Paths); v1 {
+			if _, v1 := loc.(schedule.Paths); v1 && f.Fix != "" {
 				rf.Patch = patchFor(p, f, a.st)
 			}
 		}

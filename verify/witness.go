@@ -326,7 +326,7 @@ func (a *annotator) dataLocations(f *Finding, dl schedule.DataLocator, add func(
 			}
 		}
 	case CodeOutputUnwritten:
-		if bi, _, _, _, ok := unwrittenBuffer(p, f); ok {
+		if bi, _, _, ok := unwrittenBuffer(p, f); ok {
 			add(Location{Path: dl.BufferPath(bi), Role: "buffer"})
 		}
 	case CodeOccupancy:
