@@ -13,6 +13,7 @@ import (
 	"github.com/megaproof/megaproof/schedule"
 	"github.com/megaproof/megaproof/verify"
 	"github.com/megaproof/megaproof/verify/explore"
+	"pgregory.net/rapid"
 )
 
 // A one-edit twin of a semaphore seed: the edit, and the codes verify may
@@ -257,5 +258,117 @@ func TestSemaphoreGuardAcquiredTwice(t *testing.T) {
 	r := verifyAndCompare(t, p)
 	if r.Verdict != verify.Unsafe || !slices.Contains(codesOf(r), verify.CodeRaceScope) {
 		t.Fatalf("verdict %v, codes %v: want race.scope", r.Verdict, codesOf(r))
+	}
+}
+
+// Random semaphore protocols (the corpus's rings, credit pools, stage
+// chains, nested locks and guarded dynamic tasks at explorer sizes), each
+// with a random edit — a dropped acquire or release, two acquires of a
+// task swapped, a semaphore's tokens or an acquire's amount changed — are
+// decided by verify as the explorer and the brute-force enumerator decide
+// them, with every witness replayed (Config.Sanity).
+func TestSemaphoreProtocolsDifferential(t *testing.T) {
+	compared := map[string]int{}
+	rapid.Check(t, func(rt *rapid.T) {
+		var recipe string
+		switch rapid.IntRange(0, 4).Draw(rt, "kind") {
+		case 0:
+			recipe = fmt.Sprintf("proto:kind=sema-ring,pairs=%d,slots=%d,items=%d",
+				rapid.IntRange(1, 2).Draw(rt, "pairs"), rapid.IntRange(1, 3).Draw(rt, "slots"), rapid.IntRange(1, 4).Draw(rt, "items"))
+		case 1:
+			pages := rapid.IntRange(1, 4).Draw(rt, "pages")
+			recipe = fmt.Sprintf("proto:kind=sema-pool,workers=%d,tasks=%d,pages=%d,take=%d",
+				rapid.IntRange(1, 3).Draw(rt, "workers"), rapid.IntRange(1, 2).Draw(rt, "tasks"), pages, rapid.IntRange(1, pages).Draw(rt, "take"))
+		case 2:
+			recipe = fmt.Sprintf("proto:kind=sema-chain,workers=%d,items=%d,slots=%d,rounds=%d",
+				rapid.IntRange(2, 3).Draw(rt, "workers"), rapid.IntRange(1, 3).Draw(rt, "items"), rapid.IntRange(1, 2).Draw(rt, "slots"), rapid.IntRange(1, 2).Draw(rt, "rounds"))
+		case 3:
+			recipe = fmt.Sprintf("proto:kind=sema-locks,workers=%d,tasks=%d", rapid.IntRange(1, 3).Draw(rt, "workers"), rapid.IntRange(1, 2).Draw(rt, "tasks"))
+		default:
+			recipe = fmt.Sprintf("proto:kind=sema-dyn,workers=%d,tasks=%d,credits=%d",
+				rapid.IntRange(2, 3).Draw(rt, "workers"), rapid.IntRange(1, 3).Draw(rt, "tasks"), rapid.IntRange(1, 2).Draw(rt, "credits"))
+		}
+		p, err := corpus.Build(recipe)
+		if err != nil {
+			rt.Fatal(err)
+		}
+		ti := rapid.IntRange(0, len(p.Tasks)-1).Draw(rt, "task")
+		tk := &p.Tasks[ti]
+		var sites []*[]schedule.Step
+		for _, l := range []*[]schedule.Step{&tk.Before, &tk.After} {
+			if slices.ContainsFunc(*l, func(s schedule.Step) bool { return s.Kind == schedule.Acquire || s.Kind == schedule.Release }) {
+				sites = append(sites, l)
+			}
+		}
+		edit := rapid.IntRange(0, 4).Draw(rt, "edit")
+		switch {
+		case edit == 1 && len(sites) > 0: // drop a semaphore step
+			l := sites[rapid.IntRange(0, len(sites)-1).Draw(rt, "list")]
+			var at []int
+			for i, s := range *l {
+				if s.Kind == schedule.Acquire || s.Kind == schedule.Release {
+					at = append(at, i)
+				}
+			}
+			i := at[rapid.IntRange(0, len(at)-1).Draw(rt, "step")]
+			*l = slices.Delete(slices.Clone(*l), i, i+1)
+		case edit == 2: // swap the first two acquires
+			_ = swapAcquires(tk.Name)(p)
+		case edit == 3 && len(p.Semaphores) > 0: // tokens changed
+			s := &p.Semaphores[rapid.IntRange(0, len(p.Semaphores)-1).Draw(rt, "sem")]
+			if rapid.Bool().Draw(rt, "more") || s.Tokens == 0 {
+				s.Tokens++
+			} else {
+				s.Tokens--
+			}
+		case edit == 4 && len(sites) > 0: // an amount changed
+			l := sites[0]
+			for i, s := range *l {
+				if s.Kind == schedule.Acquire || s.Kind == schedule.Release {
+					*l = slices.Clone(*l)
+					(*l)[i].Value = uint64(rapid.IntRange(1, 3).Draw(rt, "n"))
+					break
+				}
+			}
+		}
+		if p.Validate() != nil {
+			return
+		}
+		r, err := verify.Run(context.Background(), p, verify.Config{Sanity: true, MaxStates: 200000})
+		if err != nil {
+			rt.Fatal(err)
+		}
+		if r.Verdict == verify.Inconclusive {
+			compared["inconclusive"]++
+			return
+		}
+		got := familiesOf(codesOf(r))
+		er, err := explore.Run(context.Background(), p, explore.Config{MaxStates: 200000})
+		if err == nil && er.Complete {
+			var ec []string
+			for _, f := range er.Findings {
+				ec = append(ec, f.Code)
+			}
+			if want := familiesOf(ec); !slices.Equal(got, want) {
+				rt.Fatalf("%s, edit %d of task %s: verify %v, explorer %v", recipe, edit, tk.Name, got, want)
+			}
+			compared["explorer"]++
+		}
+		bf, err := brute.Families(p, brute.Config{MaxStates: 5000})
+		switch {
+		case errors.Is(err, brute.ErrBudget):
+		case err != nil:
+			rt.Fatal(err)
+		case !slices.Equal(got, bf):
+			rt.Fatalf("%s, edit %d of task %s: verify %v, brute-force enumeration %v", recipe, edit, tk.Name, got, bf)
+		default:
+			compared["brute"]++
+		}
+		compared[r.Stats.Engine]++
+		compared[r.Verdict.String()]++
+	})
+	t.Logf("compared: %v", compared)
+	if compared["explorer"] == 0 || compared["brute"] == 0 {
+		t.Errorf("no program was compared with both oracles: %v", compared)
 	}
 }
