@@ -23,10 +23,12 @@ type Config struct {
 	Strategy Strategy
 	// Tile is the number of output columns per GEMV tile (default 64).
 	Tile int
-	// AutoTile chooses each GEMV's tile for the target instead of Tile:
-	// the smallest multiple of 16 columns that gives at most one tile per
-	// worker, so that every projection (and the lm head) spreads over the
-	// whole launch with as few, as large, tasks as that allows.
+	// AutoTile chooses the GEMV tiles for the target instead of Tile: per
+	// stage, the smallest multiple of 16 columns that gives at most one
+	// tile per worker, counting the q, k and v projections together and
+	// gate and up together (each pair of stages runs at once), so that
+	// every stage spreads over the whole launch with as few, as large,
+	// tasks as that allows.
 	AutoTile bool
 	// Batch is the number of sequences decoded together (default 1); with
 	// more than one, activations are matrices and tiles are 2-D.
@@ -379,8 +381,8 @@ func (g *gen) graph() {
 	g.next()
 
 	x, xG := x0, embedG
-	iTile := c.tileFor(m.Intermediate)
-	qT, kvT, hT, iT := tiles(qw, c.tileFor(qw)), tiles(kvw, c.tileFor(kvw)), tiles(m.Hidden, c.tileFor(m.Hidden)), tiles(m.Intermediate, iTile)
+	iTile, qkvTile := c.tileFor(2*m.Intermediate), c.tileFor(qw+2*kvw)
+	qT, kvT, hT, iT := tiles(qw, qkvTile), tiles(kvw, qkvTile), tiles(m.Hidden, c.tileFor(m.Hidden)), tiles(m.Intermediate, iTile)
 	window := c.Pos + 1
 	// headP are the head-shape params, then extra.
 	headP := func(extra ...any) []param {
@@ -632,8 +634,9 @@ func (g *gen) graph() {
 		needs:  []need{g.all(lmG)}})
 }
 
-// tileFor is the tile of a GEMV with n output columns: Tile, or with
-// AutoTile the smallest multiple of 16 giving at most Workers tiles.
+// tileFor is the tile of a GEMV stage with n output columns in all: Tile,
+// or with AutoTile the smallest multiple of 16 giving at most Workers
+// tiles.
 func (c Config) tileFor(n int) int {
 	if !c.AutoTile {
 		return c.Tile

@@ -129,11 +129,11 @@ __device__ void op_attn_e(const u64 *T, const u64 *R, const u64 *W, u8 *H) {
 
 template <bool PARTIAL>
 __device__ void op_attn(const u64 *T, const u64 *R, const u64 *W, u8 *H) {
-  // KC·E ≤ 16: the chunk's K and V rows take at most 32 registers.
+  // KC·E ≤ 32: the chunk's K and V rows take at most 64 registers.
   switch (T[TASK_ARG0 + 1] / 32) {
   case 1: op_attn_e<PARTIAL, 1, 16, true>(T, R, W, H); break;
-  case 2: op_attn_e<PARTIAL, 2, 8, true>(T, R, W, H); break;
-  case 4: op_attn_e<PARTIAL, 4, 4, true>(T, R, W, H); break;
+  case 2: op_attn_e<PARTIAL, 2, 16, true>(T, R, W, H); break;
+  case 4: op_attn_e<PARTIAL, 4, 8, true>(T, R, W, H); break;
   case 8: op_attn_e<PARTIAL, 8, 2, true>(T, R, W, H); break;
   default: op_attn_e<PARTIAL, 8, 2, false>(T, R, W, H); break;
   }
