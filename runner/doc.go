@@ -96,7 +96,21 @@
 // scripts/gpu/llama_ref.py. A [Resident] heap keeps weights and the KV
 // cache on the device across the decode steps of one model ([Prepare]
 // verifies each step's program first), and [Generation] decodes greedily
-// on it or on a [HostHeap] (the CPU reference).
+// on it or on a [HostHeap] (the CPU reference). [Resident.Load] uploads a
+// step's tables before the loop and [Resident.RunIO] runs a step with one
+// wait: the sync state is reset by a device-to-device copy from a pristine
+// copy on the stream, and the token in and out go through pinned memory.
+//
+// # Performance features
+//
+// The kernel is compiled for at most [MaxBlockThreads] threads per block,
+// so that the bodies have 128 registers. At a wait that is not met yet,
+// thread 0 copies the next numeric task's record and accesses into shared
+// memory and, with Options.PrefetchBytes, prefetches the weight and state
+// reads of the next tasks into L2 (a prefetch reads no value). With
+// Options.Trace a run records per task when its sync steps began and its
+// body started and ended (Outcome.Trace). MEGAPROOF_KERNEL_CACHE names a
+// folder where compiled kernel images are kept by source hash.
 //
 // # Residency
 //

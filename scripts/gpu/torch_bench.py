@@ -162,6 +162,7 @@ def main():
                     r.update({"model": a.model, "path": path, "batch": b, "pos": pos, **env})
                     print(json.dumps(r), flush=True)
                     f.write(json.dumps(r) + "\n")
+                    f.flush()  # a run stopped by a time limit keeps what it measured
 
 
 if __name__ == "__main__":
