@@ -15,8 +15,8 @@
 // With -all it measures instead: every entry under every variant selected
 // by -variant, printing per variant how many entries flip and how (-j
 // entries at a time; a variant is global, so variants run one after the
-// other). With -write-hints it writes, per variant, the first entries that
-// caught it, for -hints.
+// other). -write-hints writes, per variant, the entries that caught it
+// (with -all, the first three), for -hints.
 package main
 
 import (
@@ -26,6 +26,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -40,7 +41,7 @@ func main() {
 	all := flag.Bool("all", false, "measure: check every entry under every selected variant and print the flips per variant")
 	only := flag.String("variant", "", "comma-separated variant names (default: every variant)")
 	hints := flag.String("hints", "", "file of `variant<TAB>entry id` lines: entries to try first")
-	writeHints := flag.String("write-hints", "", "with -all, write up to 3 catching entries per variant to this file")
+	writeHints := flag.String("write-hints", "", "write the catching entries per variant (with -all, up to 3) to this file, for -hints")
 	jobs := flag.Int("j", runtime.GOMAXPROCS(0), "with -all, entries checked at a time")
 	timeout := flag.Duration("timeout", time.Minute, "limit of one verify run (a run past it is an error outcome)")
 	flag.Parse()
@@ -76,7 +77,7 @@ func main() {
 			os.Exit(2)
 		}
 	}
-	os.Exit(r.earlyExit(entries, variants))
+	os.Exit(r.earlyExit(entries, variants, *writeHints))
 }
 
 func selectVariants(list string) ([]faults.Info, error) {
@@ -160,8 +161,9 @@ func oneLine(s string) string {
 }
 
 // earlyExit checks entries in order until every variant is caught.
-func (r *runner) earlyExit(entries []corpus.Entry, variants []faults.Info) int {
+func (r *runner) earlyExit(entries []corpus.Entry, variants []faults.Info, hintsFile string) int {
 	left := append([]faults.Info(nil), variants...)
+	var hints []string
 	start := time.Now()
 	checked, skipped := 0, 0
 	for _, e := range entries {
@@ -181,6 +183,7 @@ func (r *runner) earlyExit(entries []corpus.Entry, variants []faults.Info) int {
 				continue
 			}
 			fmt.Printf("caught\t%s\t%s\t%s\t%s\n", in.Name, e.ID, o.Kind, oneLine(o.Detail))
+			hints = append(hints, in.Name+"\t"+e.ID)
 		}
 		left = keep
 	}
@@ -189,10 +192,23 @@ func (r *runner) earlyExit(entries []corpus.Entry, variants []faults.Info) int {
 	}
 	fmt.Printf("summary\t%d variants\t%d caught\t%d entries checked\t%d skipped (not ok under the correct verifier)\t%.1fs\n",
 		len(variants), len(variants)-len(left), checked, skipped, time.Since(start).Seconds())
+	if hintsFile != "" {
+		if err := writeHintsFile(hintsFile, hints); err != nil {
+			fmt.Fprintln(os.Stderr, "faultrun:", err)
+			return 2
+		}
+	}
 	if len(left) > 0 {
 		return 1
 	}
 	return 0
+}
+
+func writeHintsFile(name string, hints []string) error {
+	text := "# variant<TAB>entry: corpus entries that catch each variant, tried first by the fault-variant test.\n" +
+		"# Written by `go run -tags megaproof_faults ./corpus/internal/faultrun -write-hints corpus/testdata/faults.tsv` (add -all to measure).\n" +
+		strings.Join(hints, "\n") + "\n"
+	return os.WriteFile(name, []byte(text), 0o644)
 }
 
 // measure checks every entry under every variant and prints the flips.
@@ -207,7 +223,7 @@ func (r *runner) measure(entries []corpus.Entry, variants []faults.Info, jobs in
 		}
 	}
 	fmt.Printf("# %d entries (malformed left out), %d ok under the correct verifier, %d cores, -j %d\n", len(entries), nok, runtime.NumCPU(), jobs)
-	fmt.Printf("variant\tflips\tfalse-accept\tfalse-reject\tmismatch\terror\tfirst entry\n")
+	fmt.Printf("variant\tflips\tby outcome\tfirst entry\n")
 	var hints []string
 	uncaught := 0
 	for _, in := range variants {
@@ -221,14 +237,7 @@ func (r *runner) measure(entries []corpus.Entry, variants []faults.Info, jobs in
 				continue
 			}
 			flips++
-			switch o.Kind {
-			case corpus.OutcomeFalseAccept, corpus.OutcomeFalseReject:
-				kinds[o.Kind]++
-			case corpus.OutcomeError, corpus.OutcomeInconclusive, "panic":
-				kinds["error"]++
-			default:
-				kinds["mismatch"]++
-			}
+			kinds[o.Kind]++
 			if len(first) < 3 {
 				first = append(first, entries[i].ID)
 			}
@@ -243,12 +252,16 @@ func (r *runner) measure(entries []corpus.Entry, variants []faults.Info, jobs in
 		if len(first) > 0 {
 			firstID = first[0]
 		}
-		fmt.Printf("%s\t%d\t%d\t%d\t%d\t%d\t%s\t# %.0fs\n", in.Name, flips, kinds[corpus.OutcomeFalseAccept], kinds[corpus.OutcomeFalseReject], kinds["mismatch"], kinds["error"], firstID, time.Since(t0).Seconds())
+		var by []string
+		for k, n := range kinds {
+			by = append(by, fmt.Sprintf("%s %d", k, n))
+		}
+		slices.Sort(by)
+		fmt.Printf("%s\t%d\t%s\t%s\t# %.0fs\n", in.Name, flips, strings.Join(by, ", "), firstID, time.Since(t0).Seconds())
 	}
 	fmt.Printf("# %d of %d variants caught; %.0fs\n", len(variants)-uncaught, len(variants), time.Since(start).Seconds())
 	if hintsFile != "" {
-		text := "# variant<TAB>entry: corpus entries that catch each variant, tried first by the fault-variant test.\n# Written by `go run -tags megaproof_faults ./corpus/internal/faultrun -all -write-hints corpus/testdata/faults.tsv`.\n" + strings.Join(hints, "\n") + "\n"
-		if err := os.WriteFile(hintsFile, []byte(text), 0o644); err != nil {
+		if err := writeHintsFile(hintsFile, hints); err != nil {
 			fmt.Fprintln(os.Stderr, "faultrun:", err)
 			return 2
 		}
