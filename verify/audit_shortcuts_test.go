@@ -1,0 +1,431 @@
+package verify
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/megaproof/megaproof/internal/defcheck"
+	"github.com/megaproof/megaproof/schedule"
+	"pgregory.net/rapid"
+)
+
+// This file holds generators that concentrate on the shapes the exact
+// core's shortcuts decide: counters with one adder (the one-thread counter
+// joins of the proof clocks), programs that split into parts sharing no
+// counter or barrier (the part clocks), idle workers beside dynamic tasks
+// (no clock component for workers without ops) and semaphores in guards
+// (the semaphore fragments and the transient dispatch). Each program is
+// held to the explorer, the brute-force oracle and the definitional
+// checker (disagreement), and its race codes to the definitional
+// checker's.
+
+// auditScope draws a step scope, mostly gpu.
+func auditScope(t *rapid.T, label string) schedule.Scope {
+	switch rapid.IntRange(0, 9).Draw(t, label) {
+	case 0:
+		return schedule.ScopeCTA
+	case 1:
+		return schedule.ScopeSys
+	}
+	return schedule.ScopeGPU
+}
+
+// auditBuffers are the buffers of every audit program: an input buffer
+// most reads read (they need no writer) and a scratch buffer the writes
+// write, of 8 bytes each.
+func auditBuffers() []schedule.Buffer {
+	return []schedule.Buffer{
+		{Name: "in", Kind: schedule.KindInput, Size: 8, Arena: schedule.NoArena},
+		{Name: "b", Kind: schedule.KindScratch, Size: 8, Arena: schedule.NoArena},
+	}
+}
+
+// auditAccess draws an access of 1 or 2 bytes: a write of the scratch
+// buffer, a read of it or (mostly) of the input buffer; within the region
+// [lo, lo+2) of the scratch buffer unless a stray access is drawn.
+func auditAccess(t *rapid.T, write bool, lo int, label string) schedule.Access {
+	b := int32(1)
+	if !write && rapid.IntRange(0, 3).Draw(t, label+"in") > 0 {
+		b = 0
+	}
+	off := lo + rapid.IntRange(0, 1).Draw(t, label+"off")
+	if rapid.IntRange(0, 4).Draw(t, label+"stray") == 0 {
+		off = rapid.IntRange(0, 7).Draw(t, label+"any")
+	}
+	n := uint64(rapid.IntRange(1, 2).Draw(t, label+"len"))
+	if uint64(off)+n > 8 {
+		n = 8 - uint64(off)
+	}
+	return schedule.Access{Buffer: b, Offset: int64(off), Length: n}
+}
+
+// auditBody gives a task a few accesses.
+func auditBody(t *rapid.T, lo int, tk *schedule.Task) {
+	switch rapid.IntRange(0, 3).Draw(t, "body") {
+	case 0:
+	case 1:
+		tk.Writes = append(tk.Writes, auditAccess(t, true, lo, "w"))
+	case 2:
+		tk.Reads = append(tk.Reads, auditAccess(t, false, lo, "r"))
+	case 3:
+		tk.Reads = append(tk.Reads, auditAccess(t, false, lo, "r"))
+		tk.Writes = append(tk.Writes, auditAccess(t, true, lo, "w"))
+	}
+}
+
+// soloProgram draws rings and credit loops: every counter has one adding
+// thread (a static worker or a dynamic task; now and then a second one, at
+// the edge of the shortcut), its signals relaxed, fenced or cta-scoped now
+// and then, and waits on it from other workers and dynamic tasks, with
+// thresholds around the sums of its adds.
+func soloProgram(t *rapid.T) *schedule.Program {
+	workers := rapid.IntRange(1, 3).Draw(t, "workers")
+	coop := rapid.IntRange(0, 3).Draw(t, "coop") > 0
+	sms := workers
+	if !coop {
+		sms = rapid.IntRange(1, workers).Draw(t, "sms")
+	}
+	p := &schedule.Program{
+		Name:    "solo",
+		Launch:  schedule.Launch{SMs: sms, PerSM: 1, Workers: workers, Cooperative: coop},
+		Buffers: auditBuffers(),
+	}
+	nDyn := rapid.IntRange(0, 2).Draw(t, "dynamic")
+	nThreads := workers + nDyn
+	nc := rapid.IntRange(1, 3).Draw(t, "counters")
+	owner := make([]int, nc)
+	for c := range nc {
+		p.Counters = append(p.Counters, schedule.Counter{Name: fmt.Sprintf("c%d", c), Width: 32, Init: uint64(rapid.IntRange(0, 1).Draw(t, "init"))})
+		owner[c] = rapid.IntRange(0, nThreads-1).Draw(t, "owner")
+	}
+	// Tasks per thread: workers 0..W-1 get 0..2 tasks, dynamic tasks one each.
+	type slot struct{ thread int }
+	var slots []slot
+	for w := range workers {
+		for range rapid.IntRange(0, 2).Draw(t, "tasks") {
+			slots = append(slots, slot{w})
+		}
+	}
+	for d := range nDyn {
+		slots = append(slots, slot{workers + d})
+	}
+	// Interleave the task list a little: dynamic tasks may come first.
+	if rapid.Bool().Draw(t, "dynfirst") {
+		slices.SortStableFunc(slots, func(a, b slot) int { return -(a.thread/workers - b.thread/workers) })
+	}
+	total := make([]uint64, nc)
+	for c := range nc {
+		total[c] = p.Counters[c].Init
+	}
+	// Signals first (so that the waits see every counter's total), then
+	// the waits before the bodies and now and then one after the signals.
+	for i, s := range slots {
+		tk := schedule.Task{Name: fmt.Sprintf("t%d", i), Worker: schedule.Dynamic}
+		if s.thread < workers {
+			tk.Worker = int32(s.thread)
+		}
+		auditBody(t, 2*rapid.IntRange(0, 3).Draw(t, "region"), &tk)
+		for c := range nc {
+			mine := owner[c] == s.thread
+			if !mine && rapid.IntRange(0, 14).Draw(t, "second") != 0 {
+				continue
+			}
+			if rapid.IntRange(0, 2).Draw(t, "sig") == 0 {
+				continue
+			}
+			relaxed := rapid.IntRange(0, 4).Draw(t, "srelaxed") == 0
+			if relaxed && rapid.Bool().Draw(t, "relfence") {
+				tk.After = append(tk.After, schedule.Step{Kind: schedule.Fence, Scope: auditScope(t, "fscope")})
+			}
+			n := uint64(rapid.IntRange(1, 2).Draw(t, "amount"))
+			total[c] += n
+			tk.After = append(tk.After, schedule.Step{Kind: schedule.Signal, Object: int32(c), Value: n, Scope: auditScope(t, "sscope"), Relaxed: relaxed})
+		}
+		p.Tasks = append(p.Tasks, tk)
+	}
+	threshold := func(c int, label string) uint64 {
+		if total[c] > p.Counters[c].Init && rapid.IntRange(0, 7).Draw(t, label+"reach") > 0 {
+			return uint64(rapid.IntRange(int(p.Counters[c].Init)+1, int(total[c])).Draw(t, label+"k"))
+		}
+		return uint64(rapid.IntRange(1, 4).Draw(t, label+"any"))
+	}
+	for i := range p.Tasks {
+		tk := &p.Tasks[i]
+		for range rapid.IntRange(0, 2).Draw(t, "waits") {
+			c := rapid.IntRange(0, nc-1).Draw(t, "wc")
+			if owner[c] == slots[i].thread && rapid.IntRange(0, 4).Draw(t, "ownwait") > 0 {
+				continue // mostly no wait for one's own signals
+			}
+			st := schedule.Step{Kind: schedule.Wait, Object: int32(c), Value: threshold(c, "w"), Scope: auditScope(t, "wscope"), Relaxed: rapid.IntRange(0, 5).Draw(t, "wrelaxed") == 0}
+			tk.Before = append(tk.Before, st)
+			if st.Relaxed && rapid.Bool().Draw(t, "acqfence") {
+				tk.Before = append(tk.Before, schedule.Step{Kind: schedule.Fence, Scope: auditScope(t, "fscope")})
+			}
+		}
+		if rapid.IntRange(0, 4).Draw(t, "postwait") == 0 {
+			c := rapid.IntRange(0, nc-1).Draw(t, "pc")
+			tk.After = append(tk.After, schedule.Step{Kind: schedule.Wait, Object: int32(c), Value: threshold(c, "p"), Scope: schedule.ScopeGPU})
+		}
+	}
+	return p
+}
+
+// partsProgram draws a program that splits into two or three parts sharing
+// no counter, barrier or semaphore: each part a few workers in a chain of
+// signals and waits, a barrier or a semaphore of its own, some parts with
+// dynamic tasks, and idle workers (no tasks) between them; the parts' bodies
+// touch one buffer, so that races between parts are possible.
+func partsProgram(t *rapid.T) *schedule.Program {
+	nParts := rapid.IntRange(2, 3).Draw(t, "parts")
+	p := &schedule.Program{
+		Name:    "parts",
+		Buffers: auditBuffers(),
+	}
+	w := 0
+	var dyns []schedule.Task
+	for part := range nParts {
+		if rapid.IntRange(0, 2).Draw(t, "idle") == 0 {
+			w++ // an idle worker
+		}
+		size := rapid.IntRange(1, 2).Draw(t, "size")
+		c := int32(len(p.Counters))
+		p.Counters = append(p.Counters, schedule.Counter{Name: fmt.Sprintf("c%d", part), Width: 32})
+		kind := rapid.IntRange(0, 2).Draw(t, "kind") // 0 chain, 1 barrier, 2 semaphore
+		var br, sem int32 = -1, -1
+		if kind == 1 && size > 1 {
+			br = int32(len(p.Barriers))
+			p.Barriers = append(p.Barriers, schedule.Barrier{Name: fmt.Sprintf("br%d", part), Parties: size})
+		}
+		if kind == 2 {
+			sem = int32(len(p.Semaphores))
+			p.Semaphores = append(p.Semaphores, schedule.Semaphore{Name: fmt.Sprintf("s%d", part), Tokens: uint64(rapid.IntRange(0, 3).Draw(t, "tokens")&1 + 1&^rapid.IntRange(0, 3).Draw(t, "none"))})
+		}
+		signals := uint64(0)
+		for i := range size {
+			tk := schedule.Task{Name: fmt.Sprintf("p%dw%d", part, i), Worker: int32(w + i)}
+			if i > 0 && rapid.IntRange(0, 3).Draw(t, "chainwait") > 0 {
+				tk.Before = append(tk.Before, schedule.Step{Kind: schedule.Wait, Object: c, Value: uint64(rapid.IntRange(1, i).Draw(t, "k")), Scope: auditScope(t, "ws")})
+			}
+			if sem >= 0 && rapid.Bool().Draw(t, "acq") {
+				tk.Before = append(tk.Before, schedule.Step{Kind: schedule.Acquire, Object: sem, Value: 1, Scope: auditScope(t, "as")})
+			}
+			auditBody(t, 2*part, &tk)
+			if sem >= 0 && rapid.IntRange(0, 3).Draw(t, "rel") > 0 {
+				tk.After = append(tk.After, schedule.Step{Kind: schedule.Release, Object: sem, Value: 1, Scope: auditScope(t, "rs")})
+			}
+			if br >= 0 && rapid.IntRange(0, 5).Draw(t, "sync") > 0 {
+				tk.After = append(tk.After, schedule.Step{Kind: schedule.Sync, Object: br})
+			}
+			if rapid.IntRange(0, 4).Draw(t, "signal") > 0 {
+				tk.After = append(tk.After, schedule.Step{Kind: schedule.Signal, Object: c, Value: 1, Scope: auditScope(t, "ss"), Relaxed: rapid.IntRange(0, 5).Draw(t, "relaxed") == 0})
+				signals++
+			}
+			p.Tasks = append(p.Tasks, tk)
+			if rapid.IntRange(0, 3).Draw(t, "second") == 0 {
+				tk2 := schedule.Task{Name: fmt.Sprintf("p%dw%db", part, i), Worker: int32(w + i)}
+				auditBody(t, 2*part, &tk2)
+				p.Tasks = append(p.Tasks, tk2)
+			}
+		}
+		if rapid.IntRange(0, 2).Draw(t, "hasdyn") == 0 {
+			for d := range rapid.IntRange(1, 2).Draw(t, "ndyn") {
+				tk := schedule.Task{Name: fmt.Sprintf("p%dd%d", part, d), Worker: schedule.Dynamic}
+				if signals > 0 && rapid.Bool().Draw(t, "dwait") {
+					tk.Before = append(tk.Before, schedule.Step{Kind: schedule.Wait, Object: c, Value: uint64(rapid.IntRange(1, int(signals)).Draw(t, "dk")), Scope: auditScope(t, "dws")})
+				}
+				if sem >= 0 && rapid.Bool().Draw(t, "dacq") {
+					tk.Before = append(tk.Before, schedule.Step{Kind: schedule.Acquire, Object: sem, Value: 1, Scope: schedule.ScopeGPU})
+					tk.After = append(tk.After, schedule.Step{Kind: schedule.Release, Object: sem, Value: 1, Scope: schedule.ScopeGPU})
+				}
+				auditBody(t, 2*part, &tk)
+				if rapid.Bool().Draw(t, "dsig") {
+					tk.After = append(tk.After, schedule.Step{Kind: schedule.Signal, Object: c, Value: 1, Scope: schedule.ScopeGPU})
+				}
+				dyns = append(dyns, tk)
+			}
+		}
+		w += size
+	}
+	if rapid.IntRange(0, 2).Draw(t, "idletail") == 0 {
+		w++
+	}
+	for _, d := range dyns {
+		at := rapid.IntRange(0, len(p.Tasks)).Draw(t, "dynat")
+		p.Tasks = slices.Insert(p.Tasks, at, d)
+	}
+	coop := rapid.IntRange(0, 3).Draw(t, "coop") > 0
+	sms := w
+	if !coop {
+		sms = rapid.IntRange(1, w).Draw(t, "sms")
+	}
+	p.Launch = schedule.Launch{SMs: sms, PerSM: 1, Workers: w, Cooperative: coop}
+	return p
+}
+
+// guardProgram draws dynamic tasks whose guards acquire semaphores (one
+// semaphore twice now and then, at mixed scopes and amounts), pool
+// semaphores taken around bodies, and static workers that release or
+// acquire them and wait for the dynamic tasks' signals, on few workers
+// (idle ones too) so that claimed tasks compete for them.
+func guardProgram(t *rapid.T) *schedule.Program {
+	workers := rapid.IntRange(1, 3).Draw(t, "workers")
+	coop := rapid.Bool().Draw(t, "coop")
+	sms := workers
+	if !coop {
+		sms = rapid.IntRange(1, workers).Draw(t, "sms")
+	}
+	p := &schedule.Program{
+		Name:     "guards",
+		Launch:   schedule.Launch{SMs: sms, PerSM: 1, Workers: workers, Cooperative: coop},
+		Counters: []schedule.Counter{{Name: "c", Width: 32}},
+		Buffers:  auditBuffers(),
+	}
+	nSem := rapid.IntRange(1, 2).Draw(t, "sems")
+	for s := range nSem {
+		p.Semaphores = append(p.Semaphores, schedule.Semaphore{Name: fmt.Sprintf("s%d", s), Tokens: uint64(rapid.IntRange(0, 3).Draw(t, "tokens"))})
+	}
+	acq := func(label string) schedule.Step {
+		return schedule.Step{Kind: schedule.Acquire, Object: int32(rapid.IntRange(0, nSem-1).Draw(t, label+"s")), Value: uint64(rapid.IntRange(1, 2).Draw(t, label+"n")), Scope: auditScope(t, label+"scope")}
+	}
+	signals := 0
+	for i := range rapid.IntRange(1, 3).Draw(t, "dynamic") {
+		tk := schedule.Task{Name: fmt.Sprintf("d%d", i), Worker: schedule.Dynamic}
+		if rapid.IntRange(0, 2).Draw(t, "gwait") == 0 {
+			tk.Before = append(tk.Before, schedule.Step{Kind: schedule.Wait, Object: 0, Value: 1, Scope: schedule.ScopeGPU})
+		}
+		var held []schedule.Step
+		for range rapid.IntRange(0, 2).Draw(t, "gacq") {
+			a := acq("g")
+			if len(held) == 1 && rapid.Bool().Draw(t, "same") {
+				a.Object = held[0].Object // the same semaphore twice in one guard
+			}
+			tk.Before = append(tk.Before, a)
+			held = append(held, a)
+		}
+		auditBody(t, 2*rapid.IntRange(0, 3).Draw(t, "region"), &tk)
+		for j := len(held) - 1; j >= 0; j-- {
+			if rapid.IntRange(0, 5).Draw(t, "keep") == 0 {
+				continue // a missing release
+			}
+			h := held[j]
+			tk.After = append(tk.After, schedule.Step{Kind: schedule.Release, Object: h.Object, Value: h.Value, Scope: auditScope(t, "rscope")})
+		}
+		if rapid.IntRange(0, 3).Draw(t, "late") == 0 {
+			a := acq("l")
+			tk.After = append(tk.After, a, schedule.Step{Kind: schedule.Release, Object: a.Object, Value: a.Value, Scope: schedule.ScopeGPU})
+		}
+		if rapid.Bool().Draw(t, "dsig") {
+			tk.After = append(tk.After, schedule.Step{Kind: schedule.Signal, Object: 0, Value: 1, Scope: schedule.ScopeGPU})
+			signals++
+		}
+		p.Tasks = append(p.Tasks, tk)
+	}
+	for w := range workers {
+		if rapid.IntRange(0, 2).Draw(t, "idle") == 0 {
+			continue
+		}
+		tk := schedule.Task{Name: fmt.Sprintf("w%d", w), Worker: int32(w)}
+		switch rapid.IntRange(0, 3).Draw(t, "wshape") {
+		case 0: // gives tokens
+			tk.After = append(tk.After, schedule.Step{Kind: schedule.Release, Object: int32(rapid.IntRange(0, nSem-1).Draw(t, "ws")), Value: 1, Scope: auditScope(t, "wrs")})
+		case 1: // critical section
+			a := acq("w")
+			tk.Before = append(tk.Before, a)
+			tk.After = append(tk.After, schedule.Step{Kind: schedule.Release, Object: a.Object, Value: a.Value, Scope: schedule.ScopeGPU})
+		case 2: // waits for dynamic tasks
+			if signals > 0 {
+				tk.Before = append(tk.Before, schedule.Step{Kind: schedule.Wait, Object: 0, Value: uint64(rapid.IntRange(1, signals).Draw(t, "wk")), Scope: schedule.ScopeGPU})
+			}
+		}
+		auditBody(t, 2*rapid.IntRange(0, 3).Draw(t, "region"), &tk)
+		if rapid.IntRange(0, 2).Draw(t, "wsig") == 0 {
+			tk.After = append(tk.After, schedule.Step{Kind: schedule.Signal, Object: 0, Value: 1, Scope: schedule.ScopeGPU})
+		}
+		p.Tasks = append(p.Tasks, tk)
+	}
+	if rapid.Bool().Draw(t, "shuffle") {
+		slices.Reverse(p.Tasks)
+	}
+	return p
+}
+
+// auditCheck holds one program to the oracles (disagreement) and, where the
+// definitional checker decides it, its race codes to verify's.
+func auditCheck(t *rapid.T, p *schedule.Program, tally map[string]int) {
+	if err := p.Validate(); err != nil {
+		tally["invalid"]++
+		return
+	}
+	tally["programs"]++
+	d, err := disagreement(p, tally)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d == "" {
+		d = raceCodeDisagreement(p, tally)
+	}
+	if d != "" {
+		js, _ := schedule.Marshal(p)
+		t.Fatalf("%s\n%s", d, strings.TrimSpace(string(js)))
+	}
+}
+
+// raceCodeDisagreement compares the race codes verify reports with the
+// definitional checker's (deadlock codes are a family-level contract).
+func raceCodeDisagreement(p *schedule.Program, tally map[string]int) string {
+	want, err := defcheck.Codes(p)
+	switch {
+	case errors.Is(err, defcheck.ErrSemaphores), errors.Is(err, defcheck.ErrDispatch), errors.Is(err, defcheck.ErrBudget):
+		return ""
+	case err != nil:
+		return err.Error()
+	}
+	res, err := Run(context.Background(), p, Config{MaxStates: diffMaxStates})
+	if err != nil || res.Verdict == Inconclusive {
+		return ""
+	}
+	var got []string
+	for _, f := range res.Findings {
+		if Family(f.Code) == "race" {
+			got = append(got, f.Code)
+		}
+	}
+	slices.Sort(got)
+	got = slices.Compact(got)
+	want = slices.DeleteFunc(want, func(c string) bool { return Family(c) != "race" })
+	tally["race codes compared"]++
+	if !slices.Equal(got, want) {
+		return fmt.Sprintf("race codes: verify %v, definitional checker %v", got, want)
+	}
+	return ""
+}
+
+func auditGenerator(t *testing.T, gen func(*rapid.T) *schedule.Program, need ...string) {
+	tally := map[string]int{}
+	rapid.Check(t, func(rt *rapid.T) { auditCheck(rt, gen(rt), tally) })
+	t.Logf("tally: %v", tally)
+	for _, k := range need {
+		if tally[k] == 0 {
+			t.Errorf("no program reached %q: %v", k, tally)
+		}
+	}
+}
+
+// TestAuditSolo: rings and credit loops with one adder per counter.
+func TestAuditSolo(t *testing.T) {
+	auditGenerator(t, soloProgram, "explorer compared", "brute compared", "race codes compared", "unsafe", "safe")
+}
+
+// TestAuditParts: programs of independent parts with idle workers.
+func TestAuditParts(t *testing.T) {
+	auditGenerator(t, partsProgram, "explorer compared", "brute compared", "unsafe", "safe")
+}
+
+// TestAuditGuards: semaphores in dynamic tasks' guards.
+func TestAuditGuards(t *testing.T) {
+	auditGenerator(t, guardProgram, "explorer compared", "brute compared", "unsafe", "safe")
+}
