@@ -152,14 +152,19 @@ func (m *Machine) Clone() *Machine {
 	s.Overflowed, flags = cloneInto(flags, m.Overflowed)
 	s.Done, flags = cloneInto(flags, m.Done)
 	s.InFlight, _ = cloneInto(flags, m.InFlight)
-	s.trace = slices.Clone(m.trace)
+	// The event lists grow with every step: the clone has room for a few
+	// before its first reallocation.
+	s.trace = append(make([]Event, 0, len(m.trace)+cloneRoom), m.trace...)
 	s.releases = make([][]relEv, len(m.releases))
 	for i, r := range m.releases {
 		s.releases[i] = slices.Clone(r)
 	}
-	s.observed = slices.Clone(m.observed)
+	s.observed = append(make([]int32, 0, len(m.observed)+cloneRoom), m.observed...)
 	return c
 }
+
+// cloneRoom is the room for events a clone's lists get.
+const cloneRoom = 8
 
 // cloneInto appends src to slab and returns the copy, capped at its
 // length, and the rest of slab.
