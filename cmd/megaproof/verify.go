@@ -494,12 +494,14 @@ var errTooLarge = errors.New("document too large")
 func readDocument(r io.Reader, limit int64) ([]byte, error) {
 	const sniff = 1 << 20
 	var buf []byte
+	regular := false
 	if f, ok := r.(*os.File); ok {
 		if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
 			if fi.Size() > limit {
 				return nil, errTooLarge
 			}
 			buf = make([]byte, 0, fi.Size()+1)
+			regular = true
 		}
 	}
 	var n int64
@@ -525,7 +527,10 @@ func readDocument(r io.Reader, limit int64) ([]byte, error) {
 		if n > limit {
 			return nil, errTooLarge
 		}
-		if !doomed && len(buf) >= sniff && len(buf)-k < sniff {
+		// Only a stream is sniffed: a regular file's size is within the
+		// limit, and its first read may bring all of it (a 31 MB file
+		// would be parsed once more just to be kept).
+		if !regular && !doomed && len(buf) >= sniff && len(buf)-k < sniff {
 			doomed = cannotBeginJSON(buf)
 		}
 		if err == io.EOF {
