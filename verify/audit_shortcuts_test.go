@@ -181,6 +181,7 @@ func soloProgram(t *rapid.T) *schedule.Program {
 // touch one buffer, so that races between parts are possible.
 func partsProgram(t *rapid.T) *schedule.Program {
 	nParts := rapid.IntRange(2, 3).Draw(t, "parts")
+	plain := rapid.Bool().Draw(t, "plain") // no dynamic tasks, no semaphores: the part clocks apply
 	p := &schedule.Program{
 		Name:    "parts",
 		Buffers: auditBuffers(),
@@ -195,6 +196,9 @@ func partsProgram(t *rapid.T) *schedule.Program {
 		c := int32(len(p.Counters))
 		p.Counters = append(p.Counters, schedule.Counter{Name: fmt.Sprintf("c%d", part), Width: 32})
 		kind := rapid.IntRange(0, 2).Draw(t, "kind") // 0 chain, 1 barrier, 2 semaphore
+		if plain && kind == 2 {
+			kind = 0
+		}
 		var br, sem int32 = -1, -1
 		if kind == 1 && size > 1 {
 			br = int32(len(p.Barriers))
@@ -231,7 +235,7 @@ func partsProgram(t *rapid.T) *schedule.Program {
 				p.Tasks = append(p.Tasks, tk2)
 			}
 		}
-		if rapid.IntRange(0, 2).Draw(t, "hasdyn") == 0 {
+		if !plain && rapid.IntRange(0, 2).Draw(t, "hasdyn") == 0 {
 			for d := range rapid.IntRange(1, 2).Draw(t, "ndyn") {
 				tk := schedule.Task{Name: fmt.Sprintf("p%dd%d", part, d), Worker: schedule.Dynamic}
 				if signals > 0 && rapid.Bool().Draw(t, "dwait") {
@@ -361,6 +365,7 @@ func auditCheck(t *rapid.T, p *schedule.Program, tally map[string]int) {
 		return
 	}
 	tally["programs"]++
+	shortcutTally(p, tally)
 	d, err := disagreement(p, tally)
 	if err != nil {
 		t.Fatal(err)
@@ -371,6 +376,26 @@ func auditCheck(t *rapid.T, p *schedule.Program, tally map[string]int) {
 	if d != "" {
 		js, _ := schedule.Marshal(p)
 		t.Fatalf("%s\n%s", d, strings.TrimSpace(string(js)))
+	}
+}
+
+// shortcutTally counts the programs on which the one-thread counter joins
+// and the part clocks apply, so that the generators can be seen to reach
+// them.
+func shortcutTally(p *schedule.Program, tally map[string]int) {
+	f := lowerForm(p)
+	f.linkPoints()
+	for _, hb := range []bool{false, true} {
+		cp := newClockPass(f, hb)
+		if cp == nil {
+			continue
+		}
+		if cp.soloAdd != nil {
+			tally[fmt.Sprintf("solo joins (hb %v)", hb)]++
+		}
+		if hb && slices.ContainsFunc(cp.hi, func(h int32) bool { return int(h) < cp.K }) {
+			tally["part clocks"]++
+		}
 	}
 }
 
@@ -417,15 +442,137 @@ func auditGenerator(t *testing.T, gen func(*rapid.T) *schedule.Program, need ...
 
 // TestAuditSolo: rings and credit loops with one adder per counter.
 func TestAuditSolo(t *testing.T) {
-	auditGenerator(t, soloProgram, "explorer compared", "brute compared", "race codes compared", "unsafe", "safe")
+	auditGenerator(t, soloProgram, "solo joins (hb true)", "solo joins (hb false)", "explorer compared", "brute compared", "race codes compared", "unsafe", "safe")
 }
 
 // TestAuditParts: programs of independent parts with idle workers.
 func TestAuditParts(t *testing.T) {
-	auditGenerator(t, partsProgram, "explorer compared", "brute compared", "unsafe", "safe")
+	auditGenerator(t, partsProgram, "part clocks", "explorer compared", "brute compared", "unsafe", "safe")
 }
 
 // TestAuditGuards: semaphores in dynamic tasks' guards.
 func TestAuditGuards(t *testing.T) {
 	auditGenerator(t, guardProgram, "explorer compared", "brute compared", "unsafe", "safe")
+}
+
+// ringProgram draws a pipeline of P stages on P workers over N items with
+// S slots between neighbouring stages: stage i waits for item n from
+// stage i-1 (full[i-1] >= n+1) and for a free slot (empty[i] >= n-S+1),
+// so every counter has one adder. A few edits are drawn on top (an
+// off-by-one threshold, relaxed or cta-scoped steps with or without their
+// fences, a stage's tasks made dynamic, a dynamic reader of the last
+// slots, a second adder): each can break the pipeline or leave it safe.
+func ringProgram(t *rapid.T) *schedule.Program {
+	P := rapid.IntRange(2, 3).Draw(t, "stages")
+	N := rapid.IntRange(2, 3).Draw(t, "items")
+	S := rapid.IntRange(1, 2).Draw(t, "slots")
+	coop := rapid.IntRange(0, 3).Draw(t, "coop") > 0
+	sms := P
+	if !coop {
+		sms = rapid.IntRange(1, P).Draw(t, "sms")
+	}
+	p := &schedule.Program{
+		Name:    "ring",
+		Launch:  schedule.Launch{SMs: sms, PerSM: 1, Workers: P, Cooperative: coop},
+		Buffers: auditBuffers(),
+	}
+	for i := 0; i < P-1; i++ {
+		p.Counters = append(p.Counters, schedule.Counter{Name: fmt.Sprintf("full%d", i), Width: 32}, schedule.Counter{Name: fmt.Sprintf("empty%d", i), Width: 32})
+	}
+	full := func(i int) int32 { return int32(2 * i) }
+	empty := func(i int) int32 { return int32(2*i + 1) }
+	edit := func(label string) bool { return rapid.IntRange(0, 39).Draw(t, label) == 17 } // rapid draws the bounds often: a middle value is rare
+	wait := func(c int32, k int) []schedule.Step {
+		if edit("offbyone") {
+			k--
+		}
+		if k <= 0 {
+			return nil
+		}
+		s := schedule.Step{Kind: schedule.Wait, Object: c, Value: uint64(k), Scope: schedule.ScopeGPU}
+		if edit("wcta") {
+			s.Scope = schedule.ScopeCTA
+		}
+		if edit("wrelaxed") {
+			s.Relaxed = true
+			if rapid.Bool().Draw(t, "wfence") {
+				return []schedule.Step{s, {Kind: schedule.Fence, Scope: auditScope(t, "wfs")}}
+			}
+		}
+		return []schedule.Step{s}
+	}
+	signal := func(c int32) []schedule.Step {
+		s := schedule.Step{Kind: schedule.Signal, Object: c, Value: 1, Scope: schedule.ScopeGPU}
+		if edit("scta") {
+			s.Scope = schedule.ScopeCTA
+		}
+		if edit("srelaxed") {
+			s.Relaxed = true
+			if rapid.Bool().Draw(t, "sfence") {
+				return []schedule.Step{{Kind: schedule.Fence, Scope: auditScope(t, "sfs")}, s}
+			}
+		}
+		return []schedule.Step{s}
+	}
+	dynStage := -1
+	if rapid.IntRange(0, 4).Draw(t, "dynstage") == 0 {
+		dynStage = rapid.IntRange(0, P-1).Draw(t, "which")
+	}
+	task := func(i, n int) schedule.Task {
+		tk := schedule.Task{Name: fmt.Sprintf("s%dn%d", i, n), Worker: int32(i)}
+		if i == dynStage {
+			tk.Worker = schedule.Dynamic
+		}
+		if i > 0 {
+			tk.Before = append(tk.Before, wait(full(i-1), n+1)...)
+			tk.Reads = append(tk.Reads, schedule.Access{Buffer: 1, Offset: int64((i-1)*S + n%S), Length: 1})
+		} else {
+			tk.Reads = append(tk.Reads, schedule.Access{Buffer: 0, Offset: int64(n), Length: 1})
+		}
+		if i < P-1 {
+			if n >= S {
+				tk.Before = append(tk.Before, wait(empty(i), n-S+1)...)
+			}
+			tk.Writes = append(tk.Writes, schedule.Access{Buffer: 1, Offset: int64(i*S + n%S), Length: 1})
+		}
+		if i > 0 {
+			tk.After = append(tk.After, signal(empty(i-1))...)
+		}
+		if i < P-1 {
+			tk.After = append(tk.After, signal(full(i))...)
+		}
+		return tk
+	}
+	if rapid.Bool().Draw(t, "itemmajor") {
+		for n := range N {
+			for i := range P {
+				p.Tasks = append(p.Tasks, task(i, n))
+			}
+		}
+	} else {
+		for i := range P {
+			for n := range N {
+				p.Tasks = append(p.Tasks, task(i, n))
+			}
+		}
+	}
+	if edit("reader") || rapid.IntRange(0, 5).Draw(t, "reader2") == 0 {
+		// A dynamic reader of stage P-2's output, waiting for it partly.
+		n := rapid.IntRange(0, N-1).Draw(t, "rn")
+		tk := schedule.Task{Name: "reader", Worker: schedule.Dynamic}
+		tk.Before = append(tk.Before, wait(full(P-2), rapid.IntRange(n+1, N).Draw(t, "rk"))...)
+		tk.Reads = []schedule.Access{{Buffer: 1, Offset: int64((P-2)*S + n%S), Length: 1}}
+		p.Tasks = append(p.Tasks, tk)
+	}
+	if edit("second") {
+		// A second adder to one counter.
+		i := rapid.IntRange(0, len(p.Tasks)-1).Draw(t, "sa")
+		p.Tasks[i].After = append(p.Tasks[i].After, schedule.Step{Kind: schedule.Signal, Object: int32(rapid.IntRange(0, len(p.Counters)-1).Draw(t, "sc")), Value: 1, Scope: schedule.ScopeGPU})
+	}
+	return p
+}
+
+// TestAuditRing: pipelines of one-adder counters and their edits.
+func TestAuditRing(t *testing.T) {
+	auditGenerator(t, ringProgram, "solo joins (hb true)", "explorer compared", "brute compared", "race codes compared", "unsafe", "safe")
 }
