@@ -576,3 +576,85 @@ func ringProgram(t *rapid.T) *schedule.Program {
 func TestAuditRing(t *testing.T) {
 	auditGenerator(t, ringProgram, "solo joins (hb true)", "explorer compared", "brute compared", "race codes compared", "unsafe", "safe")
 }
+
+// manyProgram draws many workers with few ops: 4 to 7 workers, most with
+// one task of at most two steps or none at all, dynamic tasks waiting for
+// them, counters mostly with one adder, and launches below capacity now
+// and then (workers that start only once others exit order execution
+// without ordering memory).
+func manyProgram(t *rapid.T) *schedule.Program {
+	workers := rapid.IntRange(4, 7).Draw(t, "workers")
+	coop := rapid.Bool().Draw(t, "coop")
+	sms := workers
+	if !coop {
+		sms = rapid.IntRange(1, workers).Draw(t, "sms")
+	}
+	nc := rapid.IntRange(1, 3).Draw(t, "counters")
+	p := &schedule.Program{
+		Name:    "many",
+		Launch:  schedule.Launch{SMs: sms, PerSM: 1, Workers: workers, Cooperative: coop},
+		Buffers: auditBuffers(),
+	}
+	for c := range nc {
+		p.Counters = append(p.Counters, schedule.Counter{Name: fmt.Sprintf("c%d", c), Width: 32})
+	}
+	total := make([]int, nc)
+	for w := range workers {
+		if rapid.IntRange(0, 2).Draw(t, "idle") == 1 {
+			continue
+		}
+		tk := schedule.Task{Name: fmt.Sprintf("w%d", w), Worker: int32(w)}
+		auditBody(t, 2*rapid.IntRange(0, 3).Draw(t, "region"), &tk)
+		if c := rapid.IntRange(-1, nc-1).Draw(t, "sc"); c >= 0 {
+			tk.After = append(tk.After, schedule.Step{Kind: schedule.Signal, Object: int32(c), Value: 1, Scope: auditScope(t, "ss"), Relaxed: rapid.IntRange(0, 6).Draw(t, "rel") == 3})
+			total[c]++
+		}
+		p.Tasks = append(p.Tasks, tk)
+	}
+	for i := range p.Tasks {
+		if c := rapid.IntRange(-1, nc-1).Draw(t, "wc"); c >= 0 && total[c] > 0 && rapid.Bool().Draw(t, "wwait") {
+			p.Tasks[i].Before = append(p.Tasks[i].Before, schedule.Step{Kind: schedule.Wait, Object: int32(c), Value: uint64(rapid.IntRange(1, total[c]).Draw(t, "k")), Scope: auditScope(t, "ws")})
+		}
+	}
+	for d := range rapid.IntRange(0, 3).Draw(t, "dynamic") {
+		tk := schedule.Task{Name: fmt.Sprintf("d%d", d), Worker: schedule.Dynamic}
+		if c := rapid.IntRange(0, nc-1).Draw(t, "dc"); total[c] > 0 && rapid.IntRange(0, 3).Draw(t, "dwait") > 0 {
+			tk.Before = append(tk.Before, schedule.Step{Kind: schedule.Wait, Object: int32(c), Value: uint64(rapid.IntRange(1, total[c]).Draw(t, "dk")), Scope: auditScope(t, "dws")})
+		}
+		auditBody(t, 2*rapid.IntRange(0, 3).Draw(t, "region"), &tk)
+		if rapid.Bool().Draw(t, "dsig") {
+			c := rapid.IntRange(0, nc-1).Draw(t, "dsc")
+			tk.After = append(tk.After, schedule.Step{Kind: schedule.Signal, Object: int32(c), Value: 1, Scope: schedule.ScopeGPU})
+		}
+		if rapid.IntRange(0, 4).Draw(t, "dpost") == 2 {
+			c := rapid.IntRange(0, nc-1).Draw(t, "dpc")
+			tk.After = append(tk.After, schedule.Step{Kind: schedule.Wait, Object: int32(c), Value: 1, Scope: schedule.ScopeGPU})
+		}
+		at := rapid.IntRange(0, len(p.Tasks)).Draw(t, "at")
+		p.Tasks = slices.Insert(p.Tasks, at, tk)
+	}
+	return p
+}
+
+// TestAuditMany: many workers with few ops, idle ones among them.
+func TestAuditMany(t *testing.T) {
+	auditGenerator(t, manyProgram, "explorer compared", "brute compared", "race codes compared", "unsafe", "safe")
+}
+
+// TestAuditFewChains runs the one-adder generators with one clock chain
+// for all dynamic threads: the proof clocks reuse it for each dynamic
+// thread in turn and must prove less, never wrongly.
+func TestAuditFewChains(t *testing.T) {
+	defer func(n int) { maxDynamicChains = n }(maxDynamicChains)
+	maxDynamicChains = 1
+	mixed := func(t *rapid.T) *schedule.Program {
+		switch rapid.IntRange(0, 2).Draw(t, "generator") {
+		case 0:
+			return soloProgram(t)
+		case 1:
+			return ringProgram(t)
+		}
+		return manyProgram(t)
+	}
+	auditGenerator(t, mixed, "explorer compared", "solo joins (hb true)", "unsafe", "safe")
+}
