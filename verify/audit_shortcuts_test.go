@@ -399,19 +399,27 @@ func shortcutTally(p *schedule.Program, tally map[string]int) {
 	}
 }
 
-// raceCodeDisagreement compares the race codes verify reports with the
+// raceCodeDisagreement replays the witnesses of a run without
+// Config.Sanity and compares the race codes verify reports with the
 // definitional checker's (deadlock codes are a family-level contract).
 func raceCodeDisagreement(p *schedule.Program, tally map[string]int) string {
+	// Without Config.Sanity, as the CLI runs: every witness still replays.
+	res, err := Run(context.Background(), p, Config{MaxStates: diffMaxStates})
+	if err != nil {
+		return err.Error()
+	}
+	if err := sanity(p, res); err != nil {
+		return err.Error()
+	}
+	if res.Verdict == Inconclusive {
+		return ""
+	}
 	want, err := defcheck.Codes(p)
 	switch {
 	case errors.Is(err, defcheck.ErrSemaphores), errors.Is(err, defcheck.ErrDispatch), errors.Is(err, defcheck.ErrBudget):
 		return ""
 	case err != nil:
 		return err.Error()
-	}
-	res, err := Run(context.Background(), p, Config{MaxStates: diffMaxStates})
-	if err != nil || res.Verdict == Inconclusive {
-		return ""
 	}
 	var got []string
 	for _, f := range res.Findings {
