@@ -5,10 +5,21 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/megaproof/megaproof/schedule"
 	"github.com/megaproof/megaproof/verify"
 )
+
+// reportCPU reports the CPU time per op since c0 and the programs per CPU
+// second (on a loaded machine, the work done rather than the time spent
+// waiting for a core).
+func reportCPU(b *testing.B, c0 time.Duration, ok bool) {
+	if c1, ok1 := cpuTime(); ok && ok1 && b.N > 0 && c1 > c0 {
+		b.ReportMetric(float64(c1-c0)/float64(b.N), "cpu-ns/op")
+		b.ReportMetric(float64(b.N)/(c1-c0).Seconds(), "programs/cpu-s")
+	}
+}
 
 // BenchmarkDecodeVerify decodes and verifies every example program of
 // verify/testdata/codes (one per finding code, 2 to 5 tasks), one after
@@ -35,6 +46,7 @@ func BenchmarkDecodeVerify(b *testing.B) {
 	ctx := context.Background()
 	b.Run("codes", func(b *testing.B) {
 		b.ReportAllocs()
+		c0, cpuOK := cpuTime()
 		i := 0
 		for b.Loop() {
 			p, err := schedule.Unmarshal(docs[i%len(docs)])
@@ -47,9 +59,11 @@ func BenchmarkDecodeVerify(b *testing.B) {
 			i++
 		}
 		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "programs/s")
+		reportCPU(b, c0, cpuOK)
 	})
 	b.Run("codes/verify", func(b *testing.B) {
 		b.ReportAllocs()
+		c0, cpuOK := cpuTime()
 		i := 0
 		for b.Loop() {
 			if _, err := verify.Run(ctx, progs[i%len(progs)], verify.Config{}); err != nil {
@@ -58,9 +72,11 @@ func BenchmarkDecodeVerify(b *testing.B) {
 			i++
 		}
 		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "programs/s")
+		reportCPU(b, c0, cpuOK)
 	})
 	b.Run("codes/decode", func(b *testing.B) {
 		b.ReportAllocs()
+		c0, cpuOK := cpuTime()
 		i := 0
 		for b.Loop() {
 			if _, err := schedule.Unmarshal(docs[i%len(docs)]); err != nil {
@@ -69,5 +85,6 @@ func BenchmarkDecodeVerify(b *testing.B) {
 			i++
 		}
 		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "programs/s")
+		reportCPU(b, c0, cpuOK)
 	})
 }
