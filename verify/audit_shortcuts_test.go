@@ -470,25 +470,55 @@ func TestAuditGuards(t *testing.T) {
 // off-by-one threshold, relaxed or cta-scoped steps with or without their
 // fences, a stage's tasks made dynamic, a dynamic reader of the last
 // slots, a second adder): each can break the pipeline or leave it safe.
-func ringProgram(t *rapid.T) *schedule.Program {
-	P := rapid.IntRange(2, 3).Draw(t, "stages")
-	N := rapid.IntRange(2, 3).Draw(t, "items")
-	S := rapid.IntRange(1, 2).Draw(t, "slots")
+func ringProgram(t *rapid.T) *schedule.Program { return ringsProgram(t, 1, 3, 3, 2) }
+
+// ringsProgram draws up to R independent rings of ringProgram's shape
+// (each its own part), of at most P stages, N items and S slots.
+func ringsProgram(t *rapid.T, R, maxP, maxN, maxS int) *schedule.Program {
+	rings := rapid.IntRange(1, R).Draw(t, "rings")
+	type ring struct{ P, N, S, w, c, off int }
+	rs := make([]ring, rings)
+	workers, size := 0, 0
+	for r := range rs {
+		P := rapid.IntRange(2, maxP).Draw(t, "stages")
+		rs[r] = ring{P: P, N: rapid.IntRange(2, maxN).Draw(t, "items"), S: rapid.IntRange(1, maxS).Draw(t, "slots"), w: workers, c: 2 * (workers - r), off: size}
+		workers += P
+		size += (P - 1) * rs[r].S
+	}
 	coop := rapid.IntRange(0, 3).Draw(t, "coop") > 0
-	sms := P
+	sms := workers
 	if !coop {
-		sms = rapid.IntRange(1, P).Draw(t, "sms")
+		sms = rapid.IntRange(1, workers).Draw(t, "sms")
 	}
 	p := &schedule.Program{
-		Name:    "ring",
-		Launch:  schedule.Launch{SMs: sms, PerSM: 1, Workers: P, Cooperative: coop},
-		Buffers: auditBuffers(),
+		Name:   "ring",
+		Launch: schedule.Launch{SMs: sms, PerSM: 1, Workers: workers, Cooperative: coop},
+		Buffers: []schedule.Buffer{
+			{Name: "in", Kind: schedule.KindInput, Size: uint64(max(8, maxN)), Arena: schedule.NoArena},
+			{Name: "b", Kind: schedule.KindScratch, Size: uint64(max(8, size)), Arena: schedule.NoArena},
+		},
 	}
-	for i := 0; i < P-1; i++ {
-		p.Counters = append(p.Counters, schedule.Counter{Name: fmt.Sprintf("full%d", i), Width: 32}, schedule.Counter{Name: fmt.Sprintf("empty%d", i), Width: 32})
+	for _, rg := range rs {
+		for i := 0; i < rg.P-1; i++ {
+			p.Counters = append(p.Counters, schedule.Counter{Name: fmt.Sprintf("full%d", rg.c/2+i), Width: 32}, schedule.Counter{Name: fmt.Sprintf("empty%d", rg.c/2+i), Width: 32})
+		}
 	}
-	full := func(i int) int32 { return int32(2 * i) }
-	empty := func(i int) int32 { return int32(2*i + 1) }
+	for _, rg := range rs {
+		ringTasks(t, p, rg.P, rg.N, rg.S, rg.w, rg.c, rg.off)
+	}
+	if rapid.IntRange(0, 39).Draw(t, "second") == 17 {
+		// A second adder to one counter.
+		i := rapid.IntRange(0, len(p.Tasks)-1).Draw(t, "sa")
+		p.Tasks[i].After = append(p.Tasks[i].After, schedule.Step{Kind: schedule.Signal, Object: int32(rapid.IntRange(0, len(p.Counters)-1).Draw(t, "sc")), Value: 1, Scope: schedule.ScopeGPU})
+	}
+	return p
+}
+
+// ringTasks appends the tasks of one ring: P stages on workers w.., its
+// counters from c on, its slots at off in the scratch buffer.
+func ringTasks(t *rapid.T, p *schedule.Program, P, N, S, w, c, off int) {
+	full := func(i int) int32 { return int32(c + 2*i) }
+	empty := func(i int) int32 { return int32(c + 2*i + 1) }
 	edit := func(label string) bool { return rapid.IntRange(0, 39).Draw(t, label) == 17 } // rapid draws the bounds often: a middle value is rare
 	wait := func(c int32, k int) []schedule.Step {
 		if edit("offbyone") {
@@ -527,13 +557,13 @@ func ringProgram(t *rapid.T) *schedule.Program {
 		dynStage = rapid.IntRange(0, P-1).Draw(t, "which")
 	}
 	task := func(i, n int) schedule.Task {
-		tk := schedule.Task{Name: fmt.Sprintf("s%dn%d", i, n), Worker: int32(i)}
+		tk := schedule.Task{Name: fmt.Sprintf("s%dn%d", w+i, n), Worker: int32(w + i)}
 		if i == dynStage {
 			tk.Worker = schedule.Dynamic
 		}
 		if i > 0 {
 			tk.Before = append(tk.Before, wait(full(i-1), n+1)...)
-			tk.Reads = append(tk.Reads, schedule.Access{Buffer: 1, Offset: int64((i-1)*S + n%S), Length: 1})
+			tk.Reads = append(tk.Reads, schedule.Access{Buffer: 1, Offset: int64(off + (i-1)*S + n%S), Length: 1})
 		} else {
 			tk.Reads = append(tk.Reads, schedule.Access{Buffer: 0, Offset: int64(n), Length: 1})
 		}
@@ -541,7 +571,7 @@ func ringProgram(t *rapid.T) *schedule.Program {
 			if n >= S {
 				tk.Before = append(tk.Before, wait(empty(i), n-S+1)...)
 			}
-			tk.Writes = append(tk.Writes, schedule.Access{Buffer: 1, Offset: int64(i*S + n%S), Length: 1})
+			tk.Writes = append(tk.Writes, schedule.Access{Buffer: 1, Offset: int64(off + i*S + n%S), Length: 1})
 		}
 		if i > 0 {
 			tk.After = append(tk.After, signal(empty(i-1))...)
@@ -567,17 +597,11 @@ func ringProgram(t *rapid.T) *schedule.Program {
 	if edit("reader") || rapid.IntRange(0, 5).Draw(t, "reader2") == 0 {
 		// A dynamic reader of stage P-2's output, waiting for it partly.
 		n := rapid.IntRange(0, N-1).Draw(t, "rn")
-		tk := schedule.Task{Name: "reader", Worker: schedule.Dynamic}
+		tk := schedule.Task{Name: fmt.Sprintf("reader%d", w), Worker: schedule.Dynamic}
 		tk.Before = append(tk.Before, wait(full(P-2), rapid.IntRange(n+1, N).Draw(t, "rk"))...)
-		tk.Reads = []schedule.Access{{Buffer: 1, Offset: int64((P-2)*S + n%S), Length: 1}}
+		tk.Reads = []schedule.Access{{Buffer: 1, Offset: int64(off + (P-2)*S + n%S), Length: 1}}
 		p.Tasks = append(p.Tasks, tk)
 	}
-	if edit("second") {
-		// A second adder to one counter.
-		i := rapid.IntRange(0, len(p.Tasks)-1).Draw(t, "sa")
-		p.Tasks[i].After = append(p.Tasks[i].After, schedule.Step{Kind: schedule.Signal, Object: int32(rapid.IntRange(0, len(p.Counters)-1).Draw(t, "sc")), Value: 1, Scope: schedule.ScopeGPU})
-	}
-	return p
 }
 
 // TestAuditRing: pipelines of one-adder counters and their edits.
@@ -665,4 +689,69 @@ func TestAuditFewChains(t *testing.T) {
 		return manyProgram(t)
 	}
 	auditGenerator(t, mixed, "explorer compared", "solo joins (hb true)", "unsafe", "safe")
+}
+
+// auditCodes runs verify and returns its sorted codes, or ok=false when it
+// is inconclusive; every witness must replay.
+func auditCodes(t *rapid.T, p *schedule.Program) ([]string, bool) {
+	res, err := Run(context.Background(), p, Config{Sanity: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Verdict == Inconclusive {
+		return nil, false
+	}
+	var out []string
+	for _, f := range res.Findings {
+		out = append(out, f.Code)
+	}
+	slices.Sort(out)
+	return slices.Compact(out), true
+}
+
+// TestAuditShortcutsMetamorphic holds verify with the one-thread counter
+// joins and the part clocks to verify without them (and with one clock
+// chain for dynamic threads) on pipelines too large for the explorer:
+// several independent rings of up to 6 stages over up to 5 items. Every
+// variant is exact, so they must report the same codes.
+func TestAuditShortcutsMetamorphic(t *testing.T) {
+	tally := map[string]int{}
+	rapid.Check(t, func(rt *rapid.T) {
+		p := ringsProgram(rt, 3, 6, 5, 3)
+		if err := p.Validate(); err != nil {
+			rt.Fatal(err)
+		}
+		shortcutTally(p, tally)
+		got, ok := auditCodes(rt, p)
+		if !ok {
+			tally["inconclusive"]++
+			return
+		}
+		if len(got) == 0 {
+			tally["safe"]++
+		}
+		clockSoloJoins, clockParts = false, false
+		want, ok2 := auditCodes(rt, p)
+		clockSoloJoins, clockParts = true, true
+		defer func(n int) { maxDynamicChains = n }(maxDynamicChains)
+		maxDynamicChains = 1
+		few, ok3 := auditCodes(rt, p)
+		maxDynamicChains = 2048
+		if ok2 {
+			tally["compared without the shortcuts"]++
+			if !slices.Equal(got, want) {
+				js, _ := schedule.Marshal(p)
+				rt.Fatalf("with the shortcuts %v, without %v\n%s", got, want, js)
+			}
+		}
+		if ok3 && !slices.Equal(got, few) {
+			js, _ := schedule.Marshal(p)
+			rt.Fatalf("with the dynamic chains %v, with one %v\n%s", got, few, js)
+		}
+	})
+	clockSoloJoins, clockParts = true, true
+	t.Logf("tally: %v", tally)
+	if tally["compared without the shortcuts"] == 0 || tally["safe"] == 0 || tally["part clocks"] == 0 || tally["solo joins (hb true)"] == 0 {
+		t.Errorf("the shortcuts were not exercised: %v", tally)
+	}
 }

@@ -230,7 +230,7 @@ func newClockPassCtx(ctx context.Context, f *form, hb bool) *clockPass {
 			}
 		}
 	}
-	if !cp.soloJoins() {
+	if clockSoloJoins && !cp.soloJoins() {
 		return nil
 	}
 	// Static workers with ops own the first chains, in order; a worker
@@ -281,6 +281,10 @@ func newClockPassCtx(ctx context.Context, f *form, hb bool) *clockPass {
 	}
 	return cp
 }
+
+// clockSoloJoins joins the waits of one-thread counters (soloJoins); tests
+// turn it off to compare.
+var clockSoloJoins = true
 
 // clockParts keeps each part's clocks to its own chains; tests turn it off
 // to compare.
