@@ -743,7 +743,6 @@ func (s *Scanner) hex4(rel int) (rune, bool) {
 
 func isHex(c byte) bool { return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' }
 
-// Num reads a number and returns its literal text.
 // SmallInt reads a number written as a non-negative integer of at most 18
 // digits, with no sign, fraction or exponent, that lies in the buffer: the
 // value Peek, Num and [Int64] would read, and true. Otherwise it consumes
@@ -770,6 +769,7 @@ func (s *Scanner) SmallInt() (int64, bool) {
 	return v, true
 }
 
+// Num reads a number and returns its literal text.
 func (s *Scanner) Num() []byte {
 	c := s.next()
 	if c != '-' && (c < '0' || c > '9') {
