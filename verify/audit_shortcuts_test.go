@@ -556,6 +556,17 @@ func ringTasks(t *rapid.T, p *schedule.Program, P, N, S, w, c, off int) {
 	if rapid.IntRange(0, 4).Draw(t, "dynstage") == 0 {
 		dynStage = rapid.IntRange(0, P-1).Draw(t, "which")
 	}
+	// Now and then the static stages sync on a barrier of their own after
+	// one item (one of them may skip it: a deadlock).
+	syncAt, skipSync, br := -1, -1, int32(len(p.Barriers))
+	if rapid.IntRange(0, 3).Draw(t, "barrier") == 0 {
+		syncAt, skipSync = rapid.IntRange(0, N-1).Draw(t, "syncat"), rapid.IntRange(0, P-1).Draw(t, "skip")
+		parties := P
+		if dynStage >= 0 {
+			parties--
+		}
+		p.Barriers = append(p.Barriers, schedule.Barrier{Name: fmt.Sprintf("br%d", w), Parties: parties})
+	}
 	task := func(i, n int) schedule.Task {
 		tk := schedule.Task{Name: fmt.Sprintf("s%dn%d", w+i, n), Worker: int32(w + i)}
 		if i == dynStage {
@@ -578,6 +589,9 @@ func ringTasks(t *rapid.T, p *schedule.Program, P, N, S, w, c, off int) {
 		}
 		if i < P-1 {
 			tk.After = append(tk.After, signal(full(i))...)
+		}
+		if n == syncAt && i != dynStage && (i != skipSync || !edit("skipsync")) {
+			tk.After = append(tk.After, schedule.Step{Kind: schedule.Sync, Object: br})
 		}
 		return tk
 	}
