@@ -414,13 +414,6 @@ func raceCodeDisagreement(p *schedule.Program, tally map[string]int) string {
 	if res.Verdict == Inconclusive {
 		return ""
 	}
-	want, err := defcheck.Codes(p)
-	switch {
-	case errors.Is(err, defcheck.ErrSemaphores), errors.Is(err, defcheck.ErrDispatch), errors.Is(err, defcheck.ErrBudget):
-		return ""
-	case err != nil:
-		return err.Error()
-	}
 	var got []string
 	for _, f := range res.Findings {
 		if Family(f.Code) == "race" {
@@ -429,6 +422,26 @@ func raceCodeDisagreement(p *schedule.Program, tally map[string]int) string {
 	}
 	slices.Sort(got)
 	got = slices.Compact(got)
+	if _, efs, ok := explorerFamilies(p); ok {
+		var ex []string
+		for _, f := range efs {
+			if Family(f.Code) == "race" {
+				ex = append(ex, f.Code)
+			}
+		}
+		slices.Sort(ex)
+		tally["race codes compared with the explorer"]++
+		if ex = slices.Compact(ex); !slices.Equal(got, ex) {
+			return fmt.Sprintf("race codes: verify %v, explorer %v", got, ex)
+		}
+	}
+	want, err := defcheck.Codes(p)
+	switch {
+	case errors.Is(err, defcheck.ErrSemaphores), errors.Is(err, defcheck.ErrDispatch), errors.Is(err, defcheck.ErrBudget):
+		return ""
+	case err != nil:
+		return err.Error()
+	}
 	want = slices.DeleteFunc(want, func(c string) bool { return Family(c) != "race" })
 	tally["race codes compared"]++
 	if !slices.Equal(got, want) {
