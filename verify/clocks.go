@@ -2,6 +2,7 @@ package verify
 
 import (
 	"context"
+	"math"
 	"slices"
 
 	"github.com/megaproof/megaproof/internal/faults"
@@ -430,7 +431,9 @@ func (cp *clockPass) crossing(x int32) int {
 	o := f.obj[x]
 	if cp.level == nil {
 		n := cp.adds[o]
-		if n == 0 || f.total[o] < f.val[x] || f.total[o]-cp.minAmt[o] >= f.val[x] && !faults.On(faults.KOfNAsNOfN) {
+		// A saturated sum (2^64-1) minus an add says nothing of what the
+		// other adds reach: no crossing is known then (see joins).
+		if n == 0 || f.total[o] < f.val[x] || f.total[o] == math.MaxUint64 || f.total[o]-cp.minAmt[o] >= f.val[x] && !faults.On(faults.KOfNAsNOfN) {
 			return 0
 		}
 		return n
@@ -440,7 +443,7 @@ func (cp *clockPass) crossing(x int32) int {
 	if n > 0 && l[n-1].lvl >= f.val[x] {
 		n, _ = slices.BinarySearchFunc(l, f.val[x], func(e lvlAdd, t uint64) int { return cmpU64(e.lvl, t) })
 	}
-	if n == 0 || cp.prefixSum[o][n] < f.val[x] || cp.prefixSum[o][n]-cp.prefixMin[o][n] >= f.val[x] && !faults.On(faults.KOfNAsNOfN) {
+	if n == 0 || cp.prefixSum[o][n] < f.val[x] || cp.prefixSum[o][n] == math.MaxUint64 || cp.prefixSum[o][n]-cp.prefixMin[o][n] >= f.val[x] && !faults.On(faults.KOfNAsNOfN) {
 		return 0
 	}
 	return n
@@ -457,7 +460,11 @@ func (cp *clockPass) joins(x int32) bool {
 	if f.is(x, fBarrier) {
 		return cp.wellFormed[o-int32(f.nc)]
 	}
-	return f.val[x] == f.total[o] || faults.On(faults.PartialJoinAll)
+	// A total that saturated (sums are kept at 2^64-1) is no sum of every
+	// add: the value may reach 2^64-1 before the last add, so a wait for it
+	// needs no particular one (a total of exactly 2^64-1 loses the join
+	// too, which only proves less).
+	return f.val[x] == f.total[o] && f.total[o] != math.MaxUint64 || faults.On(faults.PartialJoinAll)
 }
 
 // levelOf is add x's level.
