@@ -949,3 +949,54 @@ func TestAuditSaturatedJoin(t *testing.T) {
 		}
 	}
 }
+
+// TestAuditOverflowWitnesses: where several counters overflow, each
+// counter-overflow finding's witness ends with the signal that carries
+// its own counter past its width (it used to be the run to its end,
+// minimised and located at whichever counter overflowed first).
+func TestAuditOverflowWitnesses(t *testing.T) {
+	p := &schedule.Program{
+		Name:   "overflows",
+		Launch: schedule.Launch{SMs: 2, PerSM: 1, Workers: 2, Cooperative: true},
+		Counters: []schedule.Counter{
+			{Name: "a", Init: 1<<32 - 1, Width: 32},
+			{Name: "b", Init: 1<<32 - 1, Width: 32},
+			{Name: "w", Init: 1<<64 - 1, Width: 64},
+			{Name: "go", Width: 32},
+		},
+		Tasks: []schedule.Task{
+			{Name: "t0", Worker: 0, After: []schedule.Step{{Kind: schedule.Signal, Object: 0, Value: 1}, {Kind: schedule.Signal, Object: 1, Value: 1}, {Kind: schedule.Signal, Object: 3, Value: 1}}},
+			{Name: "t1", Worker: 1, Before: []schedule.Step{{Kind: schedule.Wait, Object: 3, Value: 1}}, After: []schedule.Step{{Kind: schedule.Signal, Object: 2, Value: 1}}},
+		},
+	}
+	res, err := Run(context.Background(), p, Config{Sanity: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := 0
+	for _, f := range res.Findings {
+		if f.Code != CodeCounterOverflow {
+			continue
+		}
+		name := strings.TrimSuffix(strings.Fields(f.Message)[1], "'s")
+		c := slices.IndexFunc(p.Counters, func(k schedule.Counter) bool { return k.Name == name })
+		m, err := schedule.NewMachine(p)
+		if err != nil || c < 0 || len(f.Witness) == 0 {
+			t.Fatalf("%s: counter %q, witness %v, %v", f.Message, name, f.Witness, err)
+		}
+		for _, e := range f.Witness {
+			if err := m.Step(e); err != nil {
+				t.Fatalf("%s: %v", f.Message, err)
+			}
+		}
+		last := f.Witness[len(f.Witness)-1]
+		op := m.Form().Threads[last.Thread].Ops[last.Step]
+		if !m.Overflowed[c] || op.Kind != schedule.OpSignal || int(op.Object) != c {
+			t.Errorf("%s: the witness ends with %v on object %d (overflowed: %v), want the signal overflowing %s", f.Message, op.Kind, op.Object, m.Overflowed, name)
+		}
+		seen++
+	}
+	if seen != 3 {
+		t.Errorf("%d counter-overflow findings, want 3: %v", seen, res.Findings)
+	}
+}

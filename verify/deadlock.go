@@ -3,6 +3,7 @@ package verify
 import (
 	"context"
 	"fmt"
+	"math/bits"
 	"slices"
 	"strings"
 
@@ -33,8 +34,12 @@ func (v *verifier) checkProgressCtx(ctx context.Context) (*engine, error) {
 	}
 	e.ctx = nil
 	v.stats.Steps = len(f.kind) - f.checks
+	var firstOver []int // per counter: trace length through its first overflowing add
 	for c, o := range e.overflow {
 		if o {
+			if firstOver == nil {
+				firstOver = overflowPrefixes(f, e.trace)
+			}
 			ctr := f.p.Counters[c]
 			fix := fmt.Sprintf("declare counter %s with width 64, or signal less", ctr.Name)
 			msg := fmt.Sprintf("counter %s reaches %d, beyond its %d-bit width", ctr.Name, e.val[c], ctr.Width)
@@ -46,7 +51,10 @@ func (v *verifier) checkProgressCtx(ctx context.Context) (*engine, error) {
 				Code:    CodeCounterOverflow,
 				Message: msg,
 				Fix:     fix,
-				Witness: f.events(e.trace),
+				// The run up to this counter's overflow: the run to its end
+				// can overflow other counters first, and the witness (its
+				// minimisation and location) is of the last overflow.
+				Witness: f.events(e.trace[:firstOver[c]]),
 			})
 		}
 	}
@@ -393,6 +401,34 @@ func capLines(lines []string, prefix string) []string {
 			break
 		}
 		out = append(out, prefix+l)
+	}
+	return out
+}
+
+// overflowPrefixes returns, per counter of f, the length of the shortest
+// prefix of trace whose adds carry the counter past its width (len(trace)
+// for a counter that never overflows).
+func overflowPrefixes(f *form, trace []int32) []int {
+	val := append([]uint64(nil), f.init[:f.nc]...)
+	over := make([]bool, f.nc)
+	out := make([]int, f.nc)
+	for c := range out {
+		out[c] = len(trace)
+	}
+	for i, x := range trace {
+		o := f.obj[x]
+		if f.kind[x] != kAdd || f.is(x, fBarrier) || int(o) >= f.nc || over[o] {
+			continue
+		}
+		nv, carry := bits.Add64(val[o], f.val[x], 0)
+		if carry != 0 {
+			nv = ^uint64(0)
+		}
+		val[o] = nv
+		if carry != 0 || pastMax(nv, f.p.Counters[o].Max()) {
+			over[o] = true
+			out[o] = i + 1
+		}
 	}
 	return out
 }

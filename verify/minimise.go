@@ -224,6 +224,9 @@ func (z *minimiser) cone(w []schedule.Event) []schedule.Event {
 			}
 		}
 	case z.code == CodeCounterOverflow:
+		// The cone of the witness's last overflowing signal: a counter's
+		// witness ends at its own overflow, and other counters may
+		// overflow before it.
 		at := -1
 		for i, e := range w {
 			o := op(i)
@@ -234,7 +237,6 @@ func (z *minimiser) cone(w []schedule.Event) []schedule.Event {
 			}
 			if o.Kind == schedule.OpSignal && !before && m.Overflowed[o.Object] {
 				at = i
-				break
 			}
 		}
 		if at < 0 {

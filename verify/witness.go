@@ -194,8 +194,8 @@ func (a *annotator) finding(f *Finding, rf *ReportFinding) {
 					v := objectValue(&m.State, ops[i])
 					ev.Value = &v
 				}
-				if ops[i].Kind == schedule.OpSignal && !over && m.Overflowed[ops[i].Object] && overflowAt < 0 {
-					overflowAt = i
+				if ops[i].Kind == schedule.OpSignal && !over && m.Overflowed[ops[i].Object] {
+					overflowAt = i // the last overflow: a counter's witness ends at its own
 				}
 			}
 		}
