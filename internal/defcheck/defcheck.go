@@ -34,6 +34,7 @@
 package defcheck
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"slices"
@@ -126,11 +127,12 @@ func CodesBudget(p *schedule.Program, maxWork int64) ([]string, error) {
 type checker struct {
 	p     *schedule.Program
 	f     *schedule.Form
-	runs  map[[2]int][]int // (thread, frozen step) -> positions of its maximal run
-	multi map[string][]int // several threads frozen -> positions
-	sync  uint8            // 0 unknown, 1 synchronizing, 2 not
-	guard []int            // per dynamic thread: length of its guard (its leading waits)
-	dyn   int              // dynamic threads
+	runs  map[[2]int][]int  // (thread, frozen step) -> positions of its maximal run
+	clean map[string][]bool // sources -> tasks that can begin with no source before them
+	multi map[string][]int  // several threads frozen -> positions
+	sync  uint8             // 0 unknown, 1 synchronizing, 2 not
+	guard []int             // per dynamic thread: length of its guard (its leading waits)
+	dyn   int               // dynamic threads
 	// unbounded drops the claim rule: the unbounded launch's runs.
 	unbounded bool
 	// work counts executed operations and examined pairs; past maxWork
@@ -670,10 +672,25 @@ func (c *checker) uninitialized(r int, thread, begin []int) (bool, error) {
 // canBeClean reports whether some execution begins task target's body with
 // no source body happening before it. It tries every order in which
 // objects can be poisoned (receive a release whose release point follows a
-// source), running everything else eagerly in between.
+// source), running everything else eagerly in between. Every task whose
+// Begin one of these runs executes with no source before it is remembered
+// for the same sources: a later question about it is answered without a
+// search.
 func (c *checker) canBeClean(sources []int, target int, thread, begin []int) (bool, error) {
 	if c.synchronizing() {
 		return c.reachableWithout(sources, target, thread, begin), nil
+	}
+	key := fmt.Sprint(sources)
+	known := c.clean[key]
+	if known == nil {
+		known = make([]bool, len(c.p.Tasks))
+		if c.clean == nil {
+			c.clean = map[string][]bool{}
+		}
+		c.clean[key] = known
+	}
+	if known[target] {
+		return true, nil
 	}
 	isSource := map[int]bool{}
 	for _, s := range sources {
@@ -686,9 +703,39 @@ func (c *checker) canBeClean(sources []int, target int, thread, begin []int) (bo
 		return 0
 	}
 	tt, tb := thread[target], begin[target]
-	return c.poisonSearch(seed, func(g *taintState) (bool, bool) {
+	onBegin := func(task int, colors uint8) {
+		if colors&1 == 0 {
+			known[task] = true
+		}
+	}
+	// Poisoning an object that the target's thread still waits on before
+	// its Begin, with an acquire, an await, or a relaxed wait that a
+	// cross-worker fence before the Begin turns into one, taints that
+	// wait and so the target: such branches cannot lead to a clean Begin.
+	doomed := func(g *taintState, obj int) bool {
+		nc := len(c.p.Counters)
+		ops := c.f.Threads[tt].Ops
+		fence := false
+		for i := tb - 1; i >= g.pos[tt]; i-- {
+			op := ops[i]
+			switch op.Kind {
+			case schedule.OpFence:
+				fence = fence || op.Scope.CrossWorker()
+			case schedule.OpAwait:
+				if nc+int(op.Object) == obj {
+					return true
+				}
+			case schedule.OpWait:
+				if int(op.Object) == obj && op.Scope.CrossWorker() && (!op.Relaxed || fence) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	return c.poisonSearch(seed, [][2]int{{tt, tb}}, onBegin, doomed, func(g *taintState) (bool, bool) {
 		if g.pos[tt] > tb {
-			return true, g.taintedAt[[2]int{tt, tb}] == 0
+			return true, g.at[0] == 0
 		}
 		return false, false
 	})
@@ -701,13 +748,18 @@ func (c *checker) canBeClean(sources []int, target int, thread, begin []int) (bo
 // After each eager run, decide says whether the branch is decided and, if
 // so, whether it found the execution asked for; an undecided branch that
 // holds no release fails.
-func (c *checker) poisonSearch(seed func(t, i int) uint8, decide func(*taintState) (done, ok bool)) (bool, error) {
+//
+// prune, when not nil, says that poisoning an object in a state cannot
+// lead to the execution asked for: that branch is not tried.
+func (c *checker) poisonSearch(seed func(t, i int) uint8, watch [][2]int, onBegin func(task int, colors uint8), prune func(g *taintState, obj int) bool, decide func(*taintState) (done, ok bool)) (bool, error) {
 	budget := 4096
 	n := len(c.f.Threads)
-	g := &taintState{state: c.initial(), tainted: make([]uint8, n), pend: make([]uint8, n), poisoned: map[int]uint8{}, lastFence: make([]int, n), taintedAt: map[[2]int]uint8{}}
-	for i := range g.lastFence {
-		g.lastFence[i] = -1
-	}
+	g := &taintState{state: c.initial(), tainted: make([]uint8, n), pend: make([]uint8, n), poisoned: map[int]uint8{}, fenced: make([]bool, n), fence: make([]uint8, n), watch: watch, at: make([]uint8, len(watch)), onBegin: onBegin}
+	// seen holds the states, after their eager run, already tried and
+	// found not to lead to the execution asked for: the eager run and the
+	// branches depend on the state alone, so trying one again changes
+	// nothing (orders of poisoning that commute meet there).
+	seen := map[string]bool{}
 	var try func(g *taintState) (bool, error)
 	try = func(g *taintState) (bool, error) {
 		budget--
@@ -718,7 +770,16 @@ func (c *checker) poisonSearch(seed func(t, i int) uint8, decide func(*taintStat
 		if done, ok := decide(g); done {
 			return ok, nil
 		}
+		k := g.key()
+		if seen[k] {
+			budget++ // a state met again costs no branch
+			return false, nil
+		}
+		seen[k] = true
 		for _, h := range held {
+			if prune != nil && prune(g, h[0]) {
+				continue
+			}
 			n := g.clone()
 			n.poisoned[h[0]] |= uint8(h[1])
 			ok, err := try(n)
@@ -733,11 +794,54 @@ func (c *checker) poisonSearch(seed func(t, i int) uint8, decide func(*taintStat
 
 type taintState struct {
 	*state
-	tainted   []uint8 // per thread: colors of the sources before its current position
-	pend      []uint8 // per thread: colors its relaxed waits observed, for its next fence
-	poisoned  map[int]uint8
-	lastFence []int            // step of the latest cross-worker fence, or -1
-	taintedAt map[[2]int]uint8 // per executed (thread, step): its colors
+	tainted  []uint8 // per thread: colors of the sources before its current position
+	pend     []uint8 // per thread: colors its relaxed waits observed, for its next fence
+	poisoned map[int]uint8
+	fenced   []bool                       // per thread: whether it has executed a cross-worker fence
+	fence    []uint8                      // per thread: its colors at its latest cross-worker fence
+	watch    [][2]int                     // (thread, step) operations whose colors decide reads (shared)
+	at       []uint8                      // colors of the watched operations, once executed
+	onBegin  func(task int, colors uint8) // called at every Begin the eager run executes (shared)
+}
+
+// key encodes what the future of a taint state depends on: positions,
+// counters, arrivals, residency, per-thread colors (held, pending and at
+// the latest fence) and the poisoned objects.
+func (g *taintState) key() string {
+	b := make([]byte, 0, 16*len(g.pos)+8*len(g.val)+8*len(g.arr)+16)
+	for _, x := range g.pos {
+		b = binary.AppendUvarint(b, uint64(x))
+	}
+	for _, x := range g.val {
+		b = binary.AppendUvarint(b, x)
+	}
+	for _, x := range g.arr {
+		b = binary.AppendUvarint(b, x)
+	}
+	b = binary.AppendUvarint(b, uint64(g.started))
+	b = binary.AppendUvarint(b, uint64(g.finished))
+	b = binary.AppendUvarint(b, uint64(g.dynLeft))
+	if g.wrapped {
+		b = append(b, 1)
+	}
+	for t := range g.pos {
+		f := uint8(0)
+		if g.fenced[t] {
+			f = 1 | g.fence[t]<<1
+		}
+		b = append(b, g.tainted[t], g.pend[t], f)
+	}
+	b = append(b, g.at...)
+	objs := make([]int, 0, len(g.poisoned))
+	for o := range g.poisoned {
+		objs = append(objs, o)
+	}
+	slices.Sort(objs)
+	for _, o := range objs {
+		b = binary.AppendUvarint(b, uint64(o))
+		b = append(b, g.poisoned[o])
+	}
+	return string(b)
 }
 
 func (g *taintState) clone() *taintState {
@@ -745,12 +849,10 @@ func (g *taintState) clone() *taintState {
 	s.pos = slices.Clone(g.pos)
 	s.val = slices.Clone(g.val)
 	s.arr = slices.Clone(g.arr)
-	n := &taintState{state: &s, tainted: slices.Clone(g.tainted), pend: slices.Clone(g.pend), poisoned: map[int]uint8{}, lastFence: slices.Clone(g.lastFence), taintedAt: map[[2]int]uint8{}}
+	n := &taintState{state: &s, tainted: slices.Clone(g.tainted), pend: slices.Clone(g.pend), poisoned: make(map[int]uint8, len(g.poisoned)+1),
+		fenced: slices.Clone(g.fenced), fence: slices.Clone(g.fence), watch: g.watch, at: slices.Clone(g.at), onBegin: g.onBegin}
 	for k, v := range g.poisoned {
 		n.poisoned[k] = v
-	}
-	for k, v := range g.taintedAt {
-		n.taintedAt[k] = v
 	}
 	return n
 }
@@ -777,8 +879,8 @@ func (c *checker) eager(g *taintState, seed func(t, i int) uint8) [][2]int {
 					if op.Scope.CrossWorker() {
 						if !op.Relaxed {
 							releasing, rp = true, g.tainted[t]
-						} else if g.lastFence[t] >= 0 {
-							releasing, rp = true, g.taintedAt[[2]int{t, g.lastFence[t]}]
+						} else if g.fenced[t] {
+							releasing, rp = true, g.fence[t]
 						}
 					}
 				case schedule.OpArrive:
@@ -803,10 +905,17 @@ func (c *checker) eager(g *taintState, seed func(t, i int) uint8) [][2]int {
 				case schedule.OpFence:
 					if op.Scope.CrossWorker() {
 						g.tainted[t] |= g.pend[t]
-						g.lastFence[t] = i
+						g.fenced[t], g.fence[t] = true, g.tainted[t]
 					}
 				}
-				g.taintedAt[[2]int{t, i}] = g.tainted[t]
+				if op.Kind == schedule.OpBegin && g.onBegin != nil {
+					g.onBegin(int(op.Task), g.tainted[t])
+				}
+				for k, w := range g.watch {
+					if w[0] == t && w[1] == i {
+						g.at[k] = g.tainted[t]
+					}
+				}
 				c.exec(g.state, t, c.capacity())
 				moved = true
 			}
@@ -890,11 +999,11 @@ func (c *checker) scopeRace(u, ix, v, iy int) (bool, error) {
 		}
 		return 0
 	}
-	return c.poisonSearch(seed, func(g *taintState) (bool, bool) {
-		if iy > 0 && g.pos[v] >= iy && g.taintedAt[[2]int{v, iy - 1}]&1 != 0 {
+	return c.poisonSearch(seed, [][2]int{{v, iy - 1}, {u, ix - 1}}, nil, nil, func(g *taintState) (bool, bool) {
+		if iy > 0 && g.pos[v] >= iy && g.at[0]&1 != 0 {
 			return true, false // x happens before y's predecessor
 		}
-		if ix > 0 && g.pos[u] >= ix && g.taintedAt[[2]int{u, ix - 1}]&2 != 0 {
+		if ix > 0 && g.pos[u] >= ix && g.at[1]&2 != 0 {
 			return true, false
 		}
 		if c.reached(g.state, u, ix) && c.reached(g.state, v, iy) {
