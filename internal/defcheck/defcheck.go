@@ -88,7 +88,8 @@ func Families(p *schedule.Program) ([]string, error) {
 //     deadlock.unsatisfiable when one is stuck at a wait whose threshold
 //     exceeds its counter's init plus every signal of the program,
 //     deadlock.cycle otherwise (workers that never started are not
-//     stuck threads);
+//     stuck threads; an unclaimed dynamic task is stuck at the first wait
+//     of its guard that does not hold);
 //   - every other family is its own code.
 func Codes(p *schedule.Program) ([]string, error) { return CodesBudget(p, 0) }
 
@@ -475,7 +476,17 @@ func (c *checker) deadlockCode(s *state) string {
 		if s.pos[t] >= len(th.Ops) || (t < c.f.Workers && t >= s.started) {
 			continue
 		}
-		switch op := th.Ops[s.pos[t]]; op.Kind {
+		op := th.Ops[s.pos[t]]
+		if t >= c.f.Workers && s.pos[t] == 0 {
+			// Unclaimed: stuck at the first guard wait that does not hold.
+			for _, g := range th.Ops[:c.guard[t]] {
+				if s.val[g.Object] < g.Value {
+					op = g
+					break
+				}
+			}
+		}
+		switch op.Kind {
 		case schedule.OpAwait:
 			barrier = true
 		case schedule.OpWait:

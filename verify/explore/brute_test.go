@@ -195,7 +195,8 @@ func thread(f *schedule.Form, task int) int {
 }
 
 // refCode classifies a stuck state by docs/SEMANTICS.md's rule, in the
-// order semaphore, barrier, unsatisfiable, cycle.
+// order semaphore, barrier, unsatisfiable, cycle; an unclaimed dynamic
+// task is stuck at the first operation of its guard that does not hold.
 func refCode(p *schedule.Program, f *schedule.Form, st *schedule.State) string {
 	sem, bar, unsat := false, false, false
 	for th := range f.Threads {
@@ -203,6 +204,15 @@ func refCode(p *schedule.Program, f *schedule.Form, st *schedule.State) string {
 			continue
 		}
 		op := f.Threads[th].Ops[st.Pos[th]]
+		if th >= f.Workers && st.Pos[th] == 0 {
+			// Unclaimed: stuck at the first guard operation that does not hold.
+			for _, g := range f.Threads[th].Ops[:f.Threads[th].Guard()] {
+				if g.Kind == schedule.OpWait && st.Counters[g.Object] < g.Value || g.Kind == schedule.OpAcquire && st.Tokens[g.Object] < g.Value {
+					op = g
+					break
+				}
+			}
+		}
 		switch op.Kind {
 		case schedule.OpAcquire:
 			sem = true

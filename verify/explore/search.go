@@ -934,6 +934,7 @@ func (s *search) terminal(st []int32) {
 	m := s.m
 	var sem, bar, unsat, any bool
 	var tasks []int
+	_, vals := s.level(s.depth())
 	for t := 0; t < m.T; t++ {
 		if st[t] >= m.lens[t] {
 			continue
@@ -943,6 +944,17 @@ func (s *search) terminal(st []int32) {
 			continue
 		}
 		op := &m.ops[t][st[t]]
+		if t >= m.W && s.md.dispatch && st[t] == 0 {
+			// An unclaimed dynamic task is stuck at the first operation
+			// of its guard that does not hold (docs/SEMANTICS.md,
+			// "Dispatch"), not at its first operation.
+			for i := range m.guard[t] {
+				if !s.holds(vals, &m.ops[t][i]) {
+					op = &m.ops[t][i]
+					break
+				}
+			}
+		}
 		tasks = append(tasks, int(op.Task))
 		switch op.Kind {
 		case schedule.OpAcquire:
