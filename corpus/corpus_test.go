@@ -2,20 +2,24 @@ package corpus
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/megaproof/megaproof/internal/defcheck"
 	"github.com/megaproof/megaproof/mutate"
 	"github.com/megaproof/megaproof/schedule"
 	"github.com/megaproof/megaproof/verify"
 )
 
 // TestCorpus regenerates every entry from its recipe, checks its content
-// hash, and requires verify to agree with the oracle's verdict and finding
-// families. One parallel subtest per class (operator); -short samples every
-// fourth entry of each class.
+// hash, and requires verify to agree with the oracles' verdict, finding
+// codes and locations, every witness replaying through
+// schedule.CheckWitness. One parallel subtest per class (operator), and
+// one for the seeds; -short samples every fourth entry of each.
 func TestCorpus(t *testing.T) {
 	entries, err := Entries()
 	if err != nil {
@@ -28,10 +32,14 @@ func TestCorpus(t *testing.T) {
 	for _, e := range entries {
 		byClass[e.Operator] = append(byClass[e.Operator], e)
 	}
+	names := []string{SeedOperator}
 	for _, op := range mutate.Operators() {
-		class := byClass[op.Name]
-		delete(byClass, op.Name)
-		t.Run(op.Name, func(t *testing.T) {
+		names = append(names, op.Name)
+	}
+	for _, name := range names {
+		class := byClass[name]
+		delete(byClass, name)
+		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			failed := 0
 			for i, e := range class {
@@ -65,8 +73,12 @@ func TestTargets(t *testing.T) {
 		t.Fatal(err)
 	}
 	var s Summary
+	huge := 0
 	for _, e := range entries {
 		s.Add(Outcome{Entry: e, Kind: OutcomeOK})
+		if e.Operator == SeedOperator && e.Size >= 70000 {
+			huge++
+		}
 	}
 	classes := 0
 	for _, c := range s.Classes {
@@ -74,11 +86,91 @@ func TestTargets(t *testing.T) {
 			classes++
 		}
 	}
-	if s.Faulty < 7000 || s.Safe < 1000 || classes < 25 {
-		t.Errorf("corpus has %d faulty entries, %d safe controls and %d classes with faults; want at least 7000, 1000 and 25", s.Faulty, s.Safe, classes)
+	if s.Faulty < 7000 || s.Safe < 1000 || classes < 34 {
+		t.Errorf("corpus has %d faulty entries, %d safe controls and %d classes with faults; want at least 7000, 1000 and 34", s.Faulty, s.Safe, classes)
 	}
-	if n := len(Seeds()); n < 300 {
-		t.Errorf("%d seeds, want at least 300", n)
+	if s.LargeFaulty < 600 { // the target is 1,000; see README.md, "Real sizes"
+		t.Errorf("%d faulty entries of at least %d tasks, want at least 600", s.LargeFaulty, LargeTasks)
+	}
+	if huge == 0 {
+		t.Error("no seed of 70,000 tasks or more")
+	}
+	if s.Seeds < 300 || s.Seeds != len(Seeds()) {
+		t.Errorf("%d seed entries for %d seeds, want one per seed and at least 300", s.Seeds, len(Seeds()))
+	}
+	if s.UnsafeSeeds > 0 {
+		t.Errorf("%d unsafe seeds", s.UnsafeSeeds)
+	}
+}
+
+// TestSeedsSafe requires every seed's own entry to be safe by the oracles,
+// by two of them where both the explorer and the definitional checker
+// apply; only a seed beyond every oracle's reach may stay undecided. And
+// no mutant of a seed that is not safe is in the corpus.
+func TestSeedsSafe(t *testing.T) {
+	entries, err := Entries()
+	if err != nil {
+		t.Fatal(err)
+	}
+	verdict := map[string]string{}
+	cfg := LabelConfig{}.withDefaults()
+	for _, e := range entries {
+		if e.Operator != SeedOperator {
+			continue
+		}
+		verdict[e.Seed] = e.Verdict
+		oracles := strings.Split(e.Oracle, "+")
+		switch {
+		case e.Verdict == VerdictUndecided && e.Size <= cfg.DefcheckTasks:
+			// Undecided only where the definitional checker does not
+			// apply (semaphores, dispatch) or runs out of its budget.
+			p, err := SeedProgram(e.Recipe)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := defcheck.CodesBudget(p, cfg.DefcheckWork); err == nil {
+				t.Errorf("%s: seed of %d tasks undecided, but the definitional checker decides it", e.Seed, e.Size)
+			}
+		case e.Verdict != VerdictSafe && e.Verdict != VerdictUndecided:
+			t.Errorf("%s: seed is %s %v (%s)", e.Seed, e.Verdict, e.Codes, e.Oracle)
+		case e.Verdict == VerdictSafe && e.Size <= cfg.ExploreTasks && len(oracles) < 2:
+			p, err := SeedProgram(e.Recipe)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := defcheck.Codes(p); err == nil {
+				t.Errorf("%s: safe by %s alone, though the definitional checker decides it too", e.Seed, e.Oracle)
+			}
+		}
+	}
+	for _, s := range Seeds() {
+		if _, ok := verdict[s.ID]; !ok {
+			t.Errorf("seed %s has no entry; run `go generate ./corpus`", s.ID)
+		}
+	}
+	for _, e := range entries {
+		if e.Operator != SeedOperator && verdict[e.Seed] != VerdictSafe {
+			t.Errorf("%s: mutant of seed %s, which is %s", e.ID, e.Seed, verdict[e.Seed])
+		}
+	}
+}
+
+// TestNoDuplicates requires distinct mutants: no two entries share a
+// content hash (malformed ones have none).
+func TestNoDuplicates(t *testing.T) {
+	entries, err := Entries()
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]string{}
+	for _, e := range entries {
+		if e.Hash == "" || e.Operator == SeedOperator {
+			continue
+		}
+		if id, ok := seen[e.Hash]; ok {
+			t.Errorf("%s and %s have the same mutant (%s)", id, e.ID, e.Hash)
+		}
+		seen[e.Hash] = e.ID
 	}
 }
 
@@ -133,28 +225,38 @@ func TestEntriesRoundTrip(t *testing.T) {
 }
 
 // TestCheckFails makes sure Check can fail: a wrong hash is drift, a
-// flipped verdict a false accept or reject, a wrong family a mismatch.
+// flipped verdict a false accept or reject, a wrong family a family
+// mismatch, a wrong code within the family a code mismatch, a location
+// the findings do not name a location mismatch, and a checker that
+// codes a barrier deadlock as a cycle, drops a code, or gives a witness
+// that does not replay is caught.
 func TestCheckFails(t *testing.T) {
 	entries, err := Entries()
 	if err != nil {
 		t.Fatal(err)
 	}
-	var unsafe, safe *Entry
-	for i := range entries {
-		e := &entries[i]
-		if e.Oracle != OracleExplore || !strings.HasPrefix(e.Seed, "proto-") {
-			continue
+	find := func(ok func(e *Entry) bool) *Entry {
+		for i := range entries {
+			if e := &entries[i]; e.Size < 200 && ok(e) {
+				return e
+			}
 		}
-		if e.Verdict == VerdictUnsafe && unsafe == nil {
-			unsafe = e
-		}
-		if e.Verdict == VerdictSafe && safe == nil {
-			safe = e
-		}
+		t.Fatal("no such entry")
+		return nil
 	}
-	if unsafe == nil || safe == nil {
-		t.Fatal("no unsafe or safe proto entry")
-	}
+	unsafe := find(func(e *Entry) bool {
+		return e.Verdict == VerdictUnsafe && strings.HasPrefix(e.Seed, "proto-") && e.Operator != SeedOperator
+	})
+	safe := find(func(e *Entry) bool {
+		return e.Verdict == VerdictSafe && strings.HasPrefix(e.Seed, "proto-") && e.Operator != SeedOperator
+	})
+	raw := find(func(e *Entry) bool { return slices.Equal(e.Codes, []string{"race.raw"}) })
+	barrier := find(func(e *Entry) bool { return slices.Equal(e.Codes, []string{"deadlock.barrier"}) })
+	located := find(func(e *Entry) bool { return len(e.Tasks) > 0 })
+	oob := find(func(e *Entry) bool { return len(e.Tasks) > 0 && slices.Equal(e.Codes, []string{"out-of-bounds"}) })
+	raced := find(func(e *Entry) bool {
+		return len(e.Codes) == 1 && strings.HasPrefix(e.Codes[0], "race.") && e.Codes[0] != "race.scope"
+	})
 	ctx := context.Background()
 	for _, tc := range []struct {
 		reason string
@@ -163,15 +265,87 @@ func TestCheckFails(t *testing.T) {
 		want   string
 	}{
 		{"hash of another mutant", func(e *Entry) { e.Hash = "0123456789abcdef" }, unsafe, OutcomeDrift},
-		{"safe control labelled unsafe", func(e *Entry) { e.Verdict, e.Families = VerdictUnsafe, []string{"race"} }, safe, OutcomeFalseAccept},
-		{"faulty entry labelled safe", func(e *Entry) { e.Verdict, e.Families = VerdictSafe, nil }, unsafe, OutcomeFalseReject},
-		{"wrong family", func(e *Entry) { e.Families = []string{"zzz"} }, unsafe, OutcomeFamilyMismatch},
+		{"safe control labelled unsafe", func(e *Entry) { e.Verdict, e.Codes, e.Families = VerdictUnsafe, []string{"race.raw"}, []string{"race"} }, safe, OutcomeFalseAccept},
+		{"faulty entry labelled safe", func(e *Entry) { e.Verdict, e.Codes, e.Families = VerdictSafe, nil, nil }, unsafe, OutcomeFalseReject},
+		{"wrong family", func(e *Entry) { e.Codes, e.Families = []string{"zzz"}, []string{"zzz"} }, unsafe, OutcomeFamilyMismatch},
+		{"wrong race code", func(e *Entry) { e.Codes = []string{"race.war"} }, raw, OutcomeCodeMismatch},
+		{"wrong deadlock code", func(e *Entry) { e.Codes = []string{"deadlock.semaphore"} }, barrier, OutcomeCodeMismatch},
+		{"location elsewhere", func(e *Entry) { e.Tasks = []int{e.Size + 1} }, located, OutcomeLocationMismatch},
+		{"disputed", func(e *Entry) { e.Verdict = VerdictDisputed }, unsafe, OutcomeDisputed},
 		{"unknown operator", func(e *Entry) { e.Operator = "no-such-op" }, unsafe, OutcomeDrift},
 	} {
 		e := *tc.from
 		tc.edit(&e)
 		if got := Check(ctx, e); got.Kind != tc.want {
 			t.Errorf("%s: Check(%s) = %s (%s), want %s", tc.reason, e.ID, got.Kind, got.Detail, tc.want)
+		}
+	}
+	// Wrong checkers.
+	edit := func(change func(r *verify.Result)) Checker {
+		return func(ctx context.Context, p *schedule.Program) (*verify.Result, error) {
+			r, err := verify.Run(ctx, p, verify.Config{})
+			if err == nil {
+				change(r)
+			}
+			return r, err
+		}
+	}
+	for _, tc := range []struct {
+		reason string
+		check  Checker
+		from   *Entry
+		want   string
+	}{
+		{"barrier deadlock coded as cycle", edit(func(r *verify.Result) {
+			for i := range r.Findings {
+				if r.Findings[i].Code == verify.CodeDeadlockBarrier {
+					r.Findings[i].Code = verify.CodeDeadlockCycle
+				}
+			}
+		}), barrier, OutcomeCodeMismatch},
+		{"race on tasks that do not exist", edit(func(r *verify.Result) {
+			for i := range r.Findings {
+				r.Findings[i].Tasks = []int{raced.Size + 1, raced.Size + 2}
+			}
+		}), raced, OutcomeWitness},
+		{"out-of-bounds named on another task", edit(func(r *verify.Result) {
+			for i := range r.Findings {
+				r.Findings[i].Tasks = []int{(oob.Tasks[0] + 1) % oob.Size}
+			}
+		}), oob, OutcomeLocationMismatch},
+		{"witness cut short", edit(func(r *verify.Result) {
+			for i := range r.Findings {
+				if len(r.Findings[i].Witness) > 0 {
+					r.Findings[i].Witness = r.Findings[i].Witness[:0:0]
+				}
+			}
+		}), raced, OutcomeWitness},
+		{"every finding dropped", edit(func(r *verify.Result) { r.Findings, r.Verdict = nil, verify.Safe }), unsafe, OutcomeFalseAccept},
+		{"a checker error", func(context.Context, *schedule.Program) (*verify.Result, error) { return nil, errors.New("broken") }, unsafe, OutcomeError},
+	} {
+		if got := CheckWith(ctx, *tc.from, tc.check); got.Kind != tc.want {
+			t.Errorf("%s: CheckWith(%s) = %s (%s), want %s", tc.reason, tc.from.ID, got.Kind, got.Detail, tc.want)
+		}
+	}
+}
+
+// TestCodesMatch pins the deadlock rule of CodesMatch.
+func TestCodesMatch(t *testing.T) {
+	for _, c := range []struct {
+		oracle, checker []string
+		want            bool
+	}{
+		{[]string{"race.raw"}, []string{"race.raw"}, true},
+		{[]string{"race.raw"}, []string{"race.war"}, false},
+		{[]string{"race.raw", "race.war"}, []string{"race.raw"}, false},
+		{[]string{"deadlock.barrier"}, []string{"deadlock.barrier", "deadlock.cycle"}, true},
+		{[]string{"deadlock.barrier"}, []string{"deadlock.cycle"}, false},
+		{[]string{"deadlock.unsatisfiable"}, []string{"deadlock.cycle", "deadlock.unsatisfiable"}, true},
+		{[]string{"deadlock.cycle"}, []string{"deadlock.cycle", "deadlock.unsatisfiable"}, false},
+		{[]string{"deadlock.cycle", "out-of-bounds"}, []string{"deadlock.cycle"}, false},
+	} {
+		if got := CodesMatch(c.oracle, c.checker); got != c.want {
+			t.Errorf("CodesMatch(%v, %v) = %v, want %v", c.oracle, c.checker, got, c.want)
 		}
 	}
 }
@@ -183,7 +357,7 @@ func TestRecipes(t *testing.T) {
 			t.Errorf("Build(%q) succeeded", r)
 		}
 	}
-	for _, r := range []string{"llama:layers=1", "proto:kind=ring", "json:fenced-handoff.json", "progen:size=small,seed=3"} {
+	for _, r := range []string{"llama:layers=1", "proto:kind=ring", "json:fenced-handoff.json", "progen:size=small,seed=2"} {
 		p, err := Build(r)
 		if err != nil {
 			t.Errorf("Build(%q): %v", r, err)
@@ -204,10 +378,10 @@ func ExampleCheck() {
 	for _, e := range entries {
 		if e.ID == "proto-000/drop-release/0/"+fmt.Sprint(e.MSeed) {
 			o := Check(context.Background(), e)
-			fmt.Println(e.Operator, e.Oracle, e.Verdict, e.Families, o.Kind)
+			fmt.Println(e.Operator, e.Oracle, e.Verdict, e.Codes, o.Kind)
 			return
 		}
 	}
 	fmt.Println("not found")
-	// Output: drop-release explore unsafe [deadlock] ok
+	// Output: drop-release explore+brute unsafe [deadlock.semaphore] ok
 }

@@ -2,6 +2,7 @@ package corpus
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -27,6 +28,8 @@ import (
 //	progen:size=...   a program drawn from internal/progen with a fixed seed,
 //	                  stored in testdata/progen.tsv
 //	json:FILE         a hand-written program in testdata/seeds
+//	file:PATH         a program in a JSON file on disk (a downstream seed)
+//	program:NAME      a program given to [RegisterProgram] in this process
 type Seed struct {
 	// ID is short and unique, e.g. "llama-017".
 	ID string
@@ -45,6 +48,24 @@ func (s Seed) Program() (*schedule.Program, error) {
 // Build builds the program a seed recipe describes.
 func Build(recipe string) (*schedule.Program, error) {
 	gen, args, _ := strings.Cut(recipe, ":")
+	switch gen {
+	case "file":
+		data, err := os.ReadFile(args)
+		if err != nil {
+			return nil, fmt.Errorf("corpus: recipe %q: %w", recipe, err)
+		}
+		p, err := schedule.Unmarshal(data)
+		if err != nil {
+			return nil, fmt.Errorf("corpus: recipe %q: %w", recipe, err)
+		}
+		return p, nil
+	case "program":
+		v, ok := registered.Load(args)
+		if !ok {
+			return nil, fmt.Errorf("corpus: recipe %q: no program registered under %q", recipe, args)
+		}
+		return v.(*schedule.Program).Clone(), nil
+	}
 	rest := args
 	if gen == "llama-named" || gen == "json" {
 		rest = strings.TrimPrefix(args, firstField(args)) // a positional first field
@@ -77,6 +98,25 @@ func Build(recipe string) (*schedule.Program, error) {
 		return nil, fmt.Errorf("corpus: recipe %q built an invalid program: %w", recipe, err)
 	}
 	return p, nil
+}
+
+var registered sync.Map // name → *schedule.Program (a private clone)
+
+// RegisterProgram makes the recipe "program:NAME" build a copy of p in
+// this process, so that a downstream corpus can use programs it builds
+// itself as seeds ([Generate], [Check]). p must be valid; it is copied, and
+// a name can be registered once.
+func RegisterProgram(name string, p *schedule.Program) (recipe string, err error) {
+	if name == "" || strings.ContainsAny(name, "\t\n") {
+		return "", fmt.Errorf("corpus: program name %q is empty or holds a tab or newline", name)
+	}
+	if err := p.Validate(); err != nil {
+		return "", fmt.Errorf("corpus: program %q: %w", name, err)
+	}
+	if _, loaded := registered.LoadOrStore(name, p.Clone()); loaded {
+		return "", fmt.Errorf("corpus: a program is already registered under %q", name)
+	}
+	return "program:" + name, nil
 }
 
 // firstField returns args up to its first comma.
@@ -211,6 +251,18 @@ func jsonSeed(name string) ([]byte, error) {
 // Seeds returns every seed of the corpus in a fixed order.
 func Seeds() []Seed { return slices.Clone(seeds()) }
 
+// progenSmall and progenMedium are the internal/progen draws (Small and
+// Medium options) the corpus uses as seeds: the first draws that every
+// oracle which applies found safe (`go generate ./corpus` reports a seed
+// that is not, and drops its mutants).
+var (
+	progenSmall = []int{2, 4, 6, 7, 8, 12, 13, 14, 16, 17, 18, 20, 21, 22, 24, 25, 27, 29, 33, 36, 37, 38, 39, 43, 44, 48, 49, 51, 54, 55,
+		56, 58, 59, 60, 61, 62, 63, 64, 66, 67, 68, 70, 72, 76, 77, 78, 80, 81, 83, 84, 89, 90, 93, 95, 98, 99, 101, 104, 108, 110,
+		115, 116, 120, 121, 122, 126, 128, 133, 138, 139, 140, 141, 142, 148, 149, 150, 152, 153, 155, 156, 158, 159, 160, 161, 162, 163, 164, 165, 166, 169,
+		170, 174, 176, 178, 179, 181, 185, 186, 188, 189, 192, 195, 197, 200, 203, 206, 212, 215, 217, 219, 220, 221, 222, 223, 224, 225, 227, 228, 230, 231}
+	progenMedium = []int{7, 12, 14, 24, 27, 35, 37, 38, 48, 58, 62, 68}
+)
+
 var seeds = sync.OnceValue(func() []Seed {
 	var out []Seed
 	add := func(prefix, recipe string, big bool) {
@@ -222,21 +274,49 @@ var seeds = sync.OnceValue(func() []Seed {
 	for _, r := range protoRecipes() {
 		add("proto", r, false)
 	}
-	for i := 1; i <= 120; i++ {
+	for _, i := range progenSmall {
 		add("progen", fmt.Sprintf("progen:size=small,seed=%d", i), false)
 	}
-	for i := 1; i <= 20; i++ {
+	for _, i := range progenMedium {
 		add("progenm", fmt.Sprintf("progen:size=medium,seed=%d", i), false)
 	}
 	for _, name := range jsonSeedNames() {
 		add("json", "json:"+name, false)
 	}
+	for _, r := range largeRecipes() {
+		add("large", r, false)
+	}
 	add("big", "llama-default:", true)
 	add("big", "llama-named:qwen05b-l40s-barrier-pages1-pos0", true)
 	add("big", "llama-named:smollm2-h100-rr", true)
 	add("big", "llama-named:llama32-1b-h200-epoch-pages2", true)
+	add("huge", "llama-named:llama2-13b-h100-rr-t32", true)
 	return out
 })
+
+// largeRecipes are programs of 1,000 to 1,400 tasks on 2 to 8 workers:
+// Llama-family lowerings with a dozen layers (every strategy but dynamic,
+// split-KV, epoch counters, page reuse, batching, non-cooperative launches
+// that fit) and long protocol chains (handoffs with the fence idiom and
+// with release/acquire, barrier phases). Few workers keep the
+// definitional checker's search over poison orders small, so that it
+// decides their memory-order and scope mutants.
+func largeRecipes() []string {
+	const shape = "hidden=256,inter=512,heads=4,kv=2,hd=64,vocab=256"
+	return []string{
+		"llama:layers=12," + shape + ",sms=4,persm=1,strategy=round-robin,tile=32,pos=7,splits=1,coop=1",
+		"llama:layers=12," + shape + ",sms=8,persm=1,strategy=balanced,tile=32,pos=3,splits=2,coop=1,epoch=1",
+		"llama:layers=14,hidden=256,inter=512,heads=4,kv=1,hd=64,vocab=256,sms=6,persm=1,strategy=round-robin,tile=32,pos=15,splits=1,coop=0,pages=2",
+		"llama:layers=12," + shape + ",sms=4,persm=1,strategy=balanced,tile=32,pos=7,splits=1,coop=1,batch=2",
+		"llama:layers=12," + shape + ",sms=5,persm=1,strategy=barrier,tile=32,pos=7,splits=1,coop=1",
+		"llama:layers=16,hidden=128,inter=512,heads=4,kv=2,hd=32,vocab=256,sms=3,persm=1,strategy=round-robin,tile=32,pos=7,splits=2,coop=1,pages=1",
+		"llama:layers=12," + shape + ",sms=3,persm=1,strategy=barrier,tile=32,pos=3,splits=2,coop=1",
+		"proto:kind=handoff,workers=2,length=1000,fenced=1",
+		"proto:kind=handoff,workers=4,length=1100,fenced=1",
+		"proto:kind=handoff,workers=3,length=1000,fenced=0",
+		"proto:kind=barrier,workers=8,phases=128",
+	}
+}
 
 func countPrefix(s []Seed, prefix string) int {
 	n := 0
@@ -289,13 +369,16 @@ func llamaRecipes() []string {
 				pos := []int{0, 3, 7, 15}[(variant+2*si)%4]
 				epoch := (variant+si)%3 == 1
 				pages := (variant + si) % 3
-				coop, sms, workersOver := 1, workers, 0
+				coop, sms := 1, workers
 				switch (variant + 3*si) % 5 {
 				case 0:
 					coop = 0 // non-cooperative, fits
 				case 1:
+					// Non-cooperative launches beyond capacity are
+					// exceed-capacity's outputs, not seeds: this variant
+					// fits, on one worker per SM.
 					if st != "barrier" {
-						coop, sms, workersOver = 0, max(1, workers-1), workers // non-cooperative beyond capacity
+						coop = 0
 					}
 				}
 				if st == "dynamic" {
@@ -304,9 +387,6 @@ func llamaRecipes() []string {
 					shape, tile, splits = shapes[si%2], max(tile, 64), min(splits, 2)
 				}
 				r := fmt.Sprintf("llama:%s,sms=%d,persm=1,strategy=%s,tile=%d,pos=%d,splits=%d,coop=%d", shape, sms, st, tile, pos, splits, coop)
-				if workersOver > 0 {
-					r += fmt.Sprintf(",workers=%d", workersOver)
-				}
 				if pages > 0 && strings.HasPrefix(shape, "layers=1,") {
 					pages = 0
 				}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/vbauerster/mpb/v8"
@@ -30,21 +31,29 @@ type corpusFailure struct {
 	Detail string `json:"detail"`
 }
 
-const corpusDoc = `Runs the regression corpus (package corpus): rebuilds every mutant from its
-recipe, checks its content hash, verifies it and compares the verdict and the
-finding families with the oracles' labels. Prints the confusion matrix
-(oracle unsafe/safe × verify unsafe/safe), per-class recall and every entry
-that failed. On a terminal, stderr shows a progress bar with the time left.
+const corpusDoc = `Runs the regression corpus (package corpus): rebuilds every mutant and seed
+from its recipe, checks its content hash, verifies it, replays every witness
+verify gives through schedule.CheckWitness, and compares the verdict, the
+finding codes and the locations with the oracles' labels. Prints the
+confusion matrix (oracle unsafe/safe × verify unsafe/safe), per-class recall
+and every entry that failed. On a terminal, stderr shows a progress bar with
+the time left.
 
 With --json it prints one object with entries, faulty, safe, malformed,
-true_positives, true_negatives, false_accepts, false_rejects,
-family_mismatches, inconclusive, drift, errors, classes (per operator:
-faulty, safe, malformed, detected, recall) and failures.
+seeds, unsafe_seeds, undecided_seeds, large_faulty (faulty entries of at
+least 1,000 tasks), true_positives, true_negatives, false_accepts,
+false_rejects, family_mismatches, code_mismatches, location_mismatches,
+witness_failures, oracle_disagreements, inconclusive, drift, errors,
+labelled_by (entries per oracle), classes and by_seed_family (per operator
+and per seed family: faulty, safe, malformed, detected, recall) and
+failures.
 
 Exit status: 0 when every entry agrees with its label; 1 when verify
-disagrees with an oracle (a false accept or reject, a family mismatch, an
-inconclusive verdict); 2 for bad usage, and when entries drifted (a recipe
-no longer rebuilds its hashed mutant) or failed to run and none disagreed.`
+disagrees with an oracle (a false accept or reject, a family, code or
+location mismatch, a witness that does not replay, an inconclusive
+verdict) or the oracles disagreed; 2 for bad usage, and when entries
+drifted (a recipe no longer rebuilds its hashed mutant) or failed to run
+and none disagreed.`
 
 func runCorpus(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fs := newFlags("corpus", "[flags]", corpusDoc, stderr)
@@ -104,7 +113,8 @@ func runCorpus(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 // corpusStatus is corpus's exit status for a summary.
 func corpusStatus(s *corpus.Summary) int {
 	switch {
-	case s.FalseAccepts > 0 || s.FalseRejects > 0 || s.FamilyMismatches > 0 || s.Inconclusive > 0:
+	case s.FalseAccepts > 0 || s.FalseRejects > 0 || s.FamilyMismatches > 0 || s.CodeMismatches > 0 || s.LocationMismatches > 0 ||
+		s.WitnessFailures > 0 || s.OracleDisagreements > 0 || s.Inconclusive > 0:
 		return exitUnsafe
 	case s.Drift > 0 || s.Errors > 0 || !s.OK():
 		return exitInvalid
@@ -114,7 +124,8 @@ func corpusStatus(s *corpus.Summary) int {
 
 // printCorpus prints the confusion matrix, per-class recall and failures.
 func printCorpus(w io.Writer, s *corpus.Summary) {
-	fmt.Fprintf(w, "corpus: %d entries: %d faulty, %d safe controls, %d malformed\n\n", s.Entries, s.Faulty, s.Safe, s.Malformed)
+	fmt.Fprintf(w, "corpus: %d entries: %d faulty (%d of at least %d tasks), %d safe controls, %d malformed; %d seeds (%d unsafe, %d undecided)\n\n",
+		s.Entries, s.Faulty, s.LargeFaulty, corpus.LargeTasks, s.Safe, s.Malformed, s.Seeds, s.UnsafeSeeds, s.UndecidedSeeds)
 	fmt.Fprintf(w, "                 verify unsafe  verify safe\n")
 	fmt.Fprintf(w, "oracle unsafe    %13d  %11d\n", s.TruePositives, s.FalseAccepts)
 	fmt.Fprintf(w, "oracle safe      %13d  %11d\n\n", s.FalseRejects, s.TrueNegatives)
@@ -126,8 +137,13 @@ func printCorpus(w io.Writer, s *corpus.Summary) {
 		}
 		fmt.Fprintf(w, "%-22s %7d %7d %9d %8d %6.1f%%\n", op.Name, c.Faulty, c.Safe, c.Malformed, c.Detected, 100*c.Recall)
 	}
-	fmt.Fprintf(w, "\nfalse accepts %d, false rejects %d, family mismatches %d, inconclusive %d, drift %d, errors %d\n",
-		s.FalseAccepts, s.FalseRejects, s.FamilyMismatches, s.Inconclusive, s.Drift, s.Errors)
+	fmt.Fprintf(w, "\nfalse accepts %d, false rejects %d, family mismatches %d, code mismatches %d, location mismatches %d, witness failures %d, oracle disagreements %d, inconclusive %d, drift %d, errors %d\n",
+		s.FalseAccepts, s.FalseRejects, s.FamilyMismatches, s.CodeMismatches, s.LocationMismatches, s.WitnessFailures, s.OracleDisagreements, s.Inconclusive, s.Drift, s.Errors)
+	var by []string
+	for _, o := range []string{corpus.OracleExplore, corpus.OracleDefcheck, corpus.OracleBrute} {
+		by = append(by, fmt.Sprintf("%s %d", o, s.LabelledBy[o]))
+	}
+	fmt.Fprintf(w, "labelled by: %s\n", strings.Join(by, ", "))
 	for _, f := range s.Failures {
 		fmt.Fprintf(w, "  %s: %s: %s\n", f.Entry.ID, f.Kind, f.Detail)
 	}

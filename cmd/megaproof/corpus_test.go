@@ -18,7 +18,8 @@ func TestCorpusJSON(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &r); err != nil {
 		t.Fatalf("corpus --json: %v\n%s\nstderr: %s", err, out, errOut)
 	}
-	for _, k := range []string{"faulty", "safe", "false_accepts", "false_rejects", "classes"} {
+	for _, k := range []string{"faulty", "safe", "false_accepts", "false_rejects", "classes", "seeds", "unsafe_seeds", "code_mismatches",
+		"location_mismatches", "large_faulty", "oracle_disagreements", "labelled_by", "by_seed_family", "witness_failures"} {
 		if _, ok := r[k]; !ok {
 			t.Errorf("corpus --json lacks %q", k)
 		}
@@ -103,6 +104,10 @@ func TestCorpusStatus(t *testing.T) {
 		{corpus.Summary{FalseAccepts: 1}, exitUnsafe},
 		{corpus.Summary{FamilyMismatches: 1, Drift: 1}, exitUnsafe},
 		{corpus.Summary{Inconclusive: 1}, exitUnsafe},
+		{corpus.Summary{CodeMismatches: 1}, exitUnsafe},
+		{corpus.Summary{LocationMismatches: 1}, exitUnsafe},
+		{corpus.Summary{WitnessFailures: 1}, exitUnsafe},
+		{corpus.Summary{OracleDisagreements: 1, Drift: 1}, exitUnsafe},
 		{corpus.Summary{Drift: 1}, exitInvalid},
 		{corpus.Summary{Errors: 1}, exitInvalid},
 	} {

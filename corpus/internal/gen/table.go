@@ -16,48 +16,33 @@ const (
 )
 
 // countsTable renders per-class and per-oracle counts as Markdown.
-func countsTable(entries []corpus.Entry, unlabeled int) string {
-	type row struct{ faulty, safe, malformed int }
-	per := map[string]*row{}
-	oracle := map[string]int{}
-	var total row
+func countsTable(entries []corpus.Entry, rep *corpus.GenerateReport) string {
+	var s corpus.Summary
+	large := map[string]int{}
 	for _, e := range entries {
-		r := per[e.Operator]
-		if r == nil {
-			r = &row{}
-			per[e.Operator] = r
-		}
-		switch e.Verdict {
-		case corpus.VerdictUnsafe:
-			r.faulty++
-			total.faulty++
-		case corpus.VerdictSafe:
-			r.safe++
-			total.safe++
-		default:
-			r.malformed++
-			total.malformed++
-		}
-		if e.Oracle != "" {
-			oracle[e.Oracle]++
+		s.Add(corpus.Outcome{Entry: e, Kind: corpus.OutcomeOK})
+		if e.Operator != corpus.SeedOperator && e.Verdict == corpus.VerdictUnsafe && e.Size >= corpus.LargeTasks {
+			large[e.Operator]++
 		}
 	}
 	var b strings.Builder
-	b.WriteString("| class (operator) | source | faulty | safe | malformed |\n|---|---|--:|--:|--:|\n")
+	b.WriteString("| class (operator) | source | faulty | of them ≥ 1,000 tasks | safe | malformed |\n|---|---|--:|--:|--:|--:|\n")
 	classes := 0
 	for _, op := range mutate.Operators() {
-		r := per[op.Name]
-		if r == nil {
-			r = &row{}
-		}
-		if r.faulty > 0 {
+		c := s.Classes[op.Name]
+		if c.Faulty > 0 {
 			classes++
 		}
-		fmt.Fprintf(&b, "| `%s` | %s | %d | %d | %d |\n", op.Name, op.Source, r.faulty, r.safe, r.malformed)
+		fmt.Fprintf(&b, "| `%s` | %s | %d | %d | %d | %d |\n", op.Name, op.Source, c.Faulty, large[op.Name], c.Safe, c.Malformed)
 	}
-	fmt.Fprintf(&b, "| **total** | | **%d** | **%d** | **%d** |\n\n", total.faulty, total.safe, total.malformed)
-	fmt.Fprintf(&b, "%d entries; %d classes with faulty entries; labels: %d by verify/explore, %d by internal/defcheck; %d sampled recipes left out because no oracle could decide them.\n",
-		len(entries), classes, oracle[corpus.OracleExplore], oracle[corpus.OracleDefcheck], unlabeled)
+	fmt.Fprintf(&b, "| **total** | | **%d** | **%d** | **%d** | **%d** |\n\n", s.Faulty, s.LargeFaulty, s.Safe, s.Malformed)
+	oracles := []string{corpus.OracleExplore, corpus.OracleDefcheck, corpus.OracleBrute}
+	var by []string
+	for _, o := range oracles {
+		by = append(by, fmt.Sprintf("%d by %s", s.LabelledBy[o], o))
+	}
+	fmt.Fprintf(&b, "%d entries; %d classes with faulty entries; %d seeds (%d unsafe, %d that no oracle decides); labels (an entry two oracles agreed on counts for both): %s; %d oracle disagreements; %d sampled recipes left out because no oracle decided them within its budget, %d byte-level duplicates left out.\n",
+		len(entries), classes, s.Seeds, s.UnsafeSeeds, s.UndecidedSeeds, strings.Join(by, ", "), s.OracleDisagreements, len(rep.Undecided), rep.Duplicates)
 	return b.String()
 }
 
