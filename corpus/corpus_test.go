@@ -89,8 +89,11 @@ func TestTargets(t *testing.T) {
 	if s.Faulty < 7000 || s.Safe < 1000 || classes < 34 {
 		t.Errorf("corpus has %d faulty entries, %d safe controls and %d classes with faults; want at least 7000, 1000 and 34", s.Faulty, s.Safe, classes)
 	}
-	if s.LargeFaulty < 600 { // the target is 1,000; see README.md, "Real sizes"
-		t.Errorf("%d faulty entries of at least %d tasks, want at least 600", s.LargeFaulty, LargeTasks)
+	// A regression floor at what the corpus holds (632), not the target:
+	// the target of 1,000 large faulty entries is not met (README.md,
+	// "Real sizes").
+	if s.LargeFaulty < 632 {
+		t.Errorf("%d faulty entries of at least %d tasks, fewer than the 632 the corpus held", s.LargeFaulty, LargeTasks)
 	}
 	if huge == 0 {
 		t.Error("no seed of 70,000 tasks or more")
