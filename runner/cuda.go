@@ -717,15 +717,8 @@ func (s *session) reset(o Options, st C.CUstream) error {
 // from the pristine state, rebuilt first when the permutation options
 // changed) and sets the launch options.
 func (s *session) resetSync(o Options, st C.CUstream) error {
-	k := permKey{o.Permute, o.Seed}
-	if !o.Permute {
-		k.seed = 0
-	}
-	if s.pristineFor == nil || *s.pristineFor != k {
-		if err := s.buildPristine(o); err != nil {
-			return err
-		}
-		s.pristineFor = &k
+	if err := s.ensurePristine(o); err != nil {
+		return err
 	}
 	if err := check("cuMemcpyDtoDAsync", C.mp_dtod_async(s.sync, s.pristine, C.size_t(s.syncBytes), st)); err != nil {
 		return err
@@ -1204,6 +1197,12 @@ func (r *Resident) Load(e *Encoded, o Options) error {
 	if err != nil {
 		return err
 	}
+	return s.ensurePristine(o)
+}
+
+// ensurePristine builds the pristine sync state for o's permutation
+// options unless the one kept was built for the same ones.
+func (s *session) ensurePristine(o Options) error {
 	k := permKey{o.Permute, o.Seed}
 	if !o.Permute {
 		k.seed = 0
