@@ -367,6 +367,7 @@ func TestCheckWitness(t *testing.T) {
 	ob := schedule.NewBuilder("ovf", schedule.Launch{SMs: 1, PerSM: 1, Workers: 1})
 	oc := ob.CounterInit("c", 1<<32-1, 32)
 	ob.Task("t").On(0).Signal(oc, 1)
+	ob.Task("u").On(0).Signal(ob.Counter("d"), 1) // d never overflows
 	ovf := mustBuild(t, ob)
 	// Occupancy: cooperative launch beyond capacity (static), and a
 	// non-cooperative one where worker 0 waits for worker 1, which cannot start.
@@ -413,6 +414,8 @@ func TestCheckWitness(t *testing.T) {
 		{"uninit-no-reader", alias, "uninitialized-read", nil, nil, "names the reader", "the reader is required"},
 		{"overflow", ovf, "counter-overflow", nil, run(0, 0, 3), "", "2^32-1 + 1 overflows 32 bits"},
 		{"no-overflow", ovf, "counter-overflow", nil, run(0, 0, 2), "no counter overflowed", "the signal has not run"},
+		{"overflow-signaller", ovf, "counter-overflow", []int{0}, run(0, 0, 3), "", "t signals c, which overflowed"},
+		{"overflow-other-counter", ovf, "counter-overflow", []int{1}, run(0, 0, 6), `no counter that task "u" signals overflowed`, "d, u's counter, stays within its width"},
 		{"out-of-bounds", race, "out-of-bounds", []int{0}, nil, "", "static: no trace"},
 		{"readonly-write", race, "readonly-write", []int{0}, nil, "", "static: no trace"},
 		{"output-unwritten", race, "output-unwritten", nil, nil, "", "static: no trace"},

@@ -18,7 +18,8 @@ import (
 // uninitialized-read witness (tasks[0] the reader) must begin the reader at
 // a point where some byte it reads from a scratch or output buffer is not
 // written by a same-buffer write of a task whose body happens before. A
-// counter-overflow witness must overflow a counter. A race.scope witness
+// counter-overflow witness must overflow a counter, one that tasks[0]
+// signals when tasks are given. A race.scope witness
 // must reach an operation of each task on one sync object as
 // docs/SEMANTICS.md defines it. Static findings (out-of-bounds,
 // readonly-write, output-unwritten, cooperative occupancy) take no trace.
@@ -70,10 +71,13 @@ func (st *State) Exhibits(code string, tasks []int) error {
 		}
 		return nil
 	case "counter-overflow":
-		for _, o := range st.Overflowed {
-			if o {
+		for c, o := range st.Overflowed {
+			if o && (len(tasks) == 0 || signals(&p.Tasks[tasks[0]], int32(c))) {
 				return nil
 			}
+		}
+		if len(tasks) > 0 {
+			return fmt.Errorf("no counter that task %q signals overflowed", p.Tasks[tasks[0]].Name)
 		}
 		return errors.New("no counter overflowed")
 	case "race":
@@ -176,6 +180,18 @@ func overlapAny(p *Program, xs, ys []Access) bool {
 		kx, rx := arenaRect(p, x)
 		for _, y := range ys {
 			if ky, ry := arenaRect(p, y); kx == ky && geom.Overlap(rx, ry) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// signals reports whether task t signals counter c.
+func signals(t *Task, c int32) bool {
+	for _, list := range [2][]Step{t.Before, t.After} {
+		for _, s := range list {
+			if s.Kind == Signal && s.Object == c {
 				return true
 			}
 		}

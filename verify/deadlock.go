@@ -47,10 +47,17 @@ func (v *verifier) checkProgressCtx(ctx context.Context) (*engine, error) {
 				fix = fmt.Sprintf("signal counter %s less, or start it lower (it is already 64 bits wide)", ctr.Name)
 				msg = fmt.Sprintf("counter %s's signals carry it past 2^64-1", ctr.Name)
 			}
+			var tasks []int // the task of the overflowing signal
+			if n := firstOver[c]; n > 0 {
+				if x := e.trace[n-1]; f.kind[x] == kAdd && int(f.obj[x]) == c {
+					tasks = []int{int(f.task[x])}
+				}
+			}
 			v.add(Finding{
 				Code:    CodeCounterOverflow,
 				Message: msg,
 				Fix:     fix,
+				Tasks:   tasks,
 				// The run up to this counter's overflow: the run to its end
 				// can overflow other counters first, and the witness (its
 				// minimisation and location) is of the last overflow.
