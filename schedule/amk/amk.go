@@ -154,6 +154,26 @@ func (x *idIndex) reset() {
 	clear(x.m)
 }
 
+// uniqueID reads the required integer "id" of element i of the list
+// ("buffers", "counters", "tasks") at path and records it in idx. ok is
+// false when it is missing, not an integer, or already used (reported as
+// invalid.duplicate naming the element that has it).
+func (m *mapper) uniqueID(n *node, path string, idx *idIndex, i int, what, list string) (id int64, ok bool) {
+	v := m.required(n, path, "id")
+	if v == nil {
+		return 0, false
+	}
+	if id, ok = m.integer(v, path+".id"); !ok {
+		return id, false
+	}
+	if j, dup := idx.get(id); dup {
+		m.add(schedule.CodeDuplicate, path+".id", "%s id %d already used by $.%s[%d]", what, id, list, j)
+		return id, false
+	}
+	idx.put(id, i)
+	return id, true
+}
+
 func (x *idIndex) put(id int64, i int) {
 	if id >= 0 && id < 1<<16 {
 		if id >= int64(len(x.dense)) {
@@ -318,18 +338,7 @@ func (m *mapper) buffer(bn *node, i int) {
 		return
 	}
 	b := &m.p.Buffers[i]
-	var id int64
-	idOK := false
-	if v := m.required(bn, path, "id"); v != nil {
-		if id, idOK = m.integer(v, path+".id"); idOK {
-			if j, dup := m.bufByID.get(id); dup {
-				m.add(schedule.CodeDuplicate, path+".id", "buffer id %d already used by $.buffers[%d]", id, j)
-				idOK = false
-			} else {
-				m.bufByID.put(id, i)
-			}
-		}
-	}
+	id, idOK := m.uniqueID(bn, path, &m.bufByID, i, "buffer", "buffers")
 	name := ""
 	if v := m.required(bn, path, "name"); v != nil {
 		name, _ = m.str(v, path+".name")
@@ -447,15 +456,8 @@ func (m *mapper) counter(cn *node, i int) {
 	path := fmt.Sprintf("$.counters[%d]", i)
 	c := schedule.Counter{Width: 32, Name: fmt.Sprintf("counter@%d", i)}
 	if m.object(cn, path) {
-		if v := m.required(cn, path, "id"); v != nil {
-			if id, ok := m.integer(v, path+".id"); ok {
-				if j, dup := m.ctrByID.get(id); dup {
-					m.add(schedule.CodeDuplicate, path+".id", "counter id %d already used by $.counters[%d]", id, j)
-				} else {
-					m.ctrByID.put(id, i)
-					c.Name = counterName(id)
-				}
-			}
+		if id, ok := m.uniqueID(cn, path, &m.ctrByID, i, "counter", "counters"); ok {
+			c.Name = counterName(id)
 		}
 		if v := optional(cn, "init"); v != nil {
 			if init, ok := m.integer(v, path+".init"); ok {

@@ -28,18 +28,7 @@ func (m *mapper) task(tn *node, i int) {
 	if !m.object(tn, path) {
 		return
 	}
-	var id int64
-	idOK := false
-	if v := m.required(tn, path, "id"); v != nil {
-		if id, idOK = m.integer(v, path+".id"); idOK {
-			if j, dup := m.taskIDs.get(id); dup {
-				m.add(schedule.CodeDuplicate, path+".id", "task id %d already used by $.tasks[%d]", id, j)
-				idOK = false
-			} else {
-				m.taskIDs.put(id, i)
-			}
-		}
-	}
+	id, idOK := m.uniqueID(tn, path, &m.taskIDs, i, "task", "tasks")
 	op := ""
 	if v := m.required(tn, path, "op"); v != nil {
 		if s, ok := m.str(v, path+".op"); ok {
