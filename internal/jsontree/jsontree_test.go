@@ -403,3 +403,41 @@ func BenchmarkScan(b *testing.B) {
 		})
 	}
 }
+
+// TestSafeSpan compares safeSpan, which tests eight bytes at a time, with
+// a byte-by-byte scan, for every start and every byte value at every
+// place of a word.
+func TestSafeSpan(t *testing.T) {
+	slow := func(b []byte, i int) int {
+		for i < len(b) && strSafe[b[i]] {
+			i++
+		}
+		return i
+	}
+	base := []byte(`abcdefghijklmnopqrstuvwxyz0123456789 ~!{}[]:,.`)
+	for c := range 256 {
+		for at := range 20 {
+			b := append([]byte(nil), base[:24]...)
+			b[at] = byte(c)
+			for i := range len(b) + 1 {
+				if got, want := safeSpan(b, i), slow(b, i); got != want {
+					t.Fatalf("byte %#02x at %d, from %d: %d, want %d", c, at, i, got, want)
+				}
+			}
+		}
+	}
+	// Pairs of bytes that a borrow between the lanes of a word could hide.
+	for _, c := range []byte{0x00, 0x1f, 0x20, 0x21, 0x22, 0x23, 0x5b, 0x5c, 0x5d, 0x7f, 0x80, 0xff} {
+		for _, d := range []byte{0x00, 0x01, 0x1f, 0x22, 0x5c, 0x7f, 0x80, 0xff} {
+			for at := range 15 {
+				b := append([]byte(nil), base[:16]...)
+				b[at], b[at+1] = c, d
+				for i := range len(b) + 1 {
+					if got, want := safeSpan(b, i), slow(b, i); got != want {
+						t.Fatalf("bytes %#02x %#02x at %d, from %d: %d, want %d", c, d, at, i, got, want)
+					}
+				}
+			}
+		}
+	}
+}

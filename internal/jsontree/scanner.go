@@ -1,6 +1,7 @@
 package jsontree
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -451,10 +452,7 @@ func (s *Scanner) Key() ([]byte, bool) {
 			i = s.end
 		}
 		if i < s.end && b[i] == '"' {
-			j := i + 1
-			for j < s.end && strSafe[b[j]] {
-				j++
-			}
+			j := safeSpan(b[:s.end], i+1)
 			if j+1 < s.end && b[j] == '"' && b[j+1] == ':' {
 				f.key, f.owned, f.member = b[i+1:j], false, true
 				s.pos = j + 2
@@ -571,6 +569,31 @@ var strSafe = func() (t [256]bool) {
 	return t
 }()
 
+// safeSpan returns the index of the first byte of b from i on that a
+// string does not hold as it is (see strSafe), or len(b). It tests eight
+// bytes at a time while they are all safe.
+func safeSpan(b []byte, i int) int {
+	const (
+		ones  = 0x0101010101010101
+		highs = 0x8080808080808080
+	)
+	for ; i+8 <= len(b); i += 8 {
+		x := binary.LittleEndian.Uint64(b[i:])
+		q := x ^ ('"' * ones)  // a zero byte where x has '"'
+		e := x ^ ('\\' * ones) // ... '\\'
+		// A byte below 0x20, a zero byte of q or e, or a byte of x with
+		// its high bit set: exact tests of "some byte is", per word.
+		bad := (x-0x20*ones)&^x | (q-ones)&^q | (e-ones)&^e | x
+		if bad&highs != 0 {
+			break
+		}
+	}
+	for i < len(b) && strSafe[b[i]] {
+		i++
+	}
+	return i
+}
+
 // Str reads a string value and returns its decoded bytes.
 func (s *Scanner) Str() []byte {
 	if c := s.next(); c != '"' {
@@ -586,10 +609,7 @@ func (s *Scanner) str1() []byte {
 	s.pos++
 	escaped := false
 	for {
-		i := s.pos
-		for i < s.end && strSafe[s.buf[i]] {
-			i++
-		}
+		i := safeSpan(s.buf[:s.end], s.pos)
 		if escaped {
 			s.str = append(s.str, s.buf[s.pos:i]...)
 		}
