@@ -287,6 +287,10 @@ func newClockPassCtx(ctx context.Context, f *form, hb bool) *clockPass {
 // turn it off to compare.
 var clockSoloJoins = true
 
+// clockWindow keeps vector operations to the chains given out so far;
+// tests turn it off to compare.
+var clockWindow = true
+
 // clockParts keeps each part's clocks to its own chains; tests turn it off
 // to compare.
 var clockParts = true
@@ -535,8 +539,15 @@ func (cp *clockPass) run(trace []int32, visit func(task int32) bool) {
 		}
 	}
 	lo, hi := cp.lo, cp.hi
-	// w cuts a vector to the chains thread t's clock can name.
-	w := func(t int32, v []int32) []int32 { return v[lo[t]:hi[t]] }
+	// w cuts a vector to the chains thread t's clock can name and that
+	// exist so far: a component of a chain not yet given out is 0 in every
+	// vector (only a placed thread's ops set components, of its own chain),
+	// so joins and copies need not touch it. With dynamic threads K counts
+	// one chain per thread, of which layered programs give out a few.
+	w := func(t int32, v []int32) []int32 { return v[lo[t]:min(hi[t], int32(len(chainLen)))] }
+	if !clockWindow {
+		w = func(t int32, v []int32) []int32 { return v[lo[t]:hi[t]] }
+	}
 	cur := make([]tclock, T)
 	active := make([]bool, T)
 	for t := range cur {
@@ -549,7 +560,11 @@ func (cp *clockPass) run(trace []int32, visit func(task int32) bool) {
 		if n := len(pool); n > 0 {
 			v := pool[n-1]
 			pool = pool[:n-1]
-			clear(v)
+			if clockWindow {
+				clear(v[:len(chainLen)]) // zero beyond: see w
+			} else {
+				clear(v)
+			}
 			return v
 		}
 		return make([]int32, K)
@@ -937,7 +952,7 @@ func (cp *clockPass) run(trace []int32, visit func(task int32) bool) {
 		if snaps != nil && cp.soloNeed[x] {
 			c := cur[t]
 			if c.vec != nil {
-				n := int(hi[t] - lo[t])
+				n := len(w(t, c.vec)) // later windows are no shorter
 				if snapCells >= n {
 					snapCells -= n
 					if len(snapArena) < n {

@@ -220,3 +220,12 @@ func TestClockParts(t *testing.T) {
 		[2]func(){func() { clockParts = false }, func() { clockParts = true }},
 		func() { clockParts = true }, true)
 }
+
+// Vector operations kept to the chains given out so far (dynamic threads
+// are given one chain each at most, most of them reused) decide what
+// operations over every chain decide, with the same statistics.
+func TestClockWindow(t *testing.T) {
+	sameResults(t, "over every chain vs over the chains given out",
+		[2]func(){func() { clockWindow = false }, func() { clockWindow = true }},
+		func() { clockWindow = true }, true)
+}
