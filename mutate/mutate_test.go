@@ -278,13 +278,13 @@ func TestInvalidInput(t *testing.T) {
 
 func TestClone(t *testing.T) {
 	p := pipeline(t)
-	p.Tasks[0].Params = map[string]int64{"n_off": 64}
+	p.Tasks[0].Params = schedule.Params{{Key: "n_off", Value: 64}}
 	want := mustMarshal(t, p)
 	q := mutate.Clone(p)
 	if !same(t, p, q) {
 		t.Fatal("clone differs")
 	}
-	q.Tasks[0].Params["n_off"] = 0
+	q.Tasks[0].Params.Set("n_off", 0)
 	q.Tasks[0].After[0].Scope = schedule.ScopeCTA
 	q.Tasks[0].Reads[0].Length = 1
 	q.Tasks[0].Writes[0].Offset = 3
@@ -295,7 +295,7 @@ func TestClone(t *testing.T) {
 	q.Semaphores[0].Tokens = 9
 	q.Arenas[0].Size = 1
 	q.Tasks[1].Name = "renamed"
-	if !bytes.Equal(want, mustMarshal(t, p)) || p.Tasks[0].Params["n_off"] != 64 {
+	if !bytes.Equal(want, mustMarshal(t, p)) || p.Tasks[0].Params[0].Value != 64 {
 		t.Error("changing the clone changed the original")
 	}
 	if mutate.Clone(nil) != nil {

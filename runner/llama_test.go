@@ -338,18 +338,22 @@ func TestNumericRefusals(t *testing.T) {
 		name, want string
 		edit       func(p *schedule.Program)
 	}{
-		{"missing eps", `task "L0.norm1" (op rmsnorm): param "eps_e9" is missing`, func(p *schedule.Program) { delete(task(p, "L0.norm1").Params, "eps_e9") }},
-		{"gemv tile offset", `task "L1.q.t1" (op gemv): read 1 (buffer "w.L1.wq"): offset`, func(p *schedule.Program) { task(p, "L1.q.t1").Params["n_off"] = 0 }},
-		{"gemv k", `task "L0.down.t0" (op gemv)`, func(p *schedule.Program) { task(p, "L0.down.t0").Params["k"] = 64 }},
-		{"batch", `task "L0.silu.t0" (op silu_mul)`, func(p *schedule.Program) { task(p, "L0.silu.t0").Params["batch"] = 1 }},
+		{"missing eps", `task "L0.norm1" (op rmsnorm): param "eps_e9" is missing`, func(p *schedule.Program) { task(p, "L0.norm1").Params.Delete("eps_e9") }},
+		{"gemv tile offset", `task "L1.q.t1" (op gemv): read 1 (buffer "w.L1.wq"): offset`, func(p *schedule.Program) { task(p, "L1.q.t1").Params.Set("n_off", 0) }},
+		{"gemv k", `task "L0.down.t0" (op gemv)`, func(p *schedule.Program) { task(p, "L0.down.t0").Params.Set("k", 64) }},
+		{"batch", `task "L0.silu.t0" (op silu_mul)`, func(p *schedule.Program) { task(p, "L0.silu.t0").Params.Set("batch", 1) }},
 		{"head dim", `head_dim 48: the device code needs a multiple of 32`, func(p *schedule.Program) {
-			task(p, "L0.attn.h1.s0").Params["head_dim"] = 48
+			task(p, "L0.attn.h1.s0").Params.Set("head_dim", 48)
 		}},
-		{"window", `task "L0.attn.h1.s1" (op attn_partial): read 1 (buffer "L0.kcache"): offset`, func(p *schedule.Program) { task(p, "L0.attn.h1.s1").Params["kv_start"]++ }},
-		{"kv pos", `task "L0.kv.g1" (op kv_append): write 0 (buffer "L0.kcache"): offset`, func(p *schedule.Program) { task(p, "L0.kv.g1").Params["pos"] = 4 }},
-		{"argmax vocab", `task "argmax" (op argmax)`, func(p *schedule.Program) { task(p, "argmax").Params["vocab"] = 100 }},
-		{"embed table size", `task "embed" (op embed): read 1 (buffer "w.embed")`, func(p *schedule.Program) { task(p, "embed").Params["vocab"] = 199 }},
-		{"out elem", `param "out_elem" = 3`, func(p *schedule.Program) { task(p, "lm.t0").Params["out_elem"] = 3 }},
+		{"window", `task "L0.attn.h1.s1" (op attn_partial): read 1 (buffer "L0.kcache"): offset`, func(p *schedule.Program) {
+			ps := &task(p, "L0.attn.h1.s1").Params
+			v, _ := ps.Get("kv_start")
+			ps.Set("kv_start", v+1)
+		}},
+		{"kv pos", `task "L0.kv.g1" (op kv_append): write 0 (buffer "L0.kcache"): offset`, func(p *schedule.Program) { task(p, "L0.kv.g1").Params.Set("pos", 4) }},
+		{"argmax vocab", `task "argmax" (op argmax)`, func(p *schedule.Program) { task(p, "argmax").Params.Set("vocab", 100) }},
+		{"embed table size", `task "embed" (op embed): read 1 (buffer "w.embed")`, func(p *schedule.Program) { task(p, "embed").Params.Set("vocab", 199) }},
+		{"out elem", `param "out_elem" = 3`, func(p *schedule.Program) { task(p, "lm.t0").Params.Set("out_elem", 3) }},
 		{"accesses", `task "L0.add1" (op add): 1 reads and 1 writes, want 2 and 1`, func(p *schedule.Program) { tk := task(p, "L0.add1"); tk.Reads = tk.Reads[:1] }},
 	} {
 		p := base()

@@ -143,7 +143,7 @@ func (c *checker) fail(format string, args ...any) {
 
 // param returns a required param, at least lo.
 func (c *checker) param(key string, lo int64) uint64 {
-	v, ok := c.t.Params[key]
+	v, ok := c.t.Params.Get(key)
 	if !ok {
 		c.fail("param %q is missing", key)
 		return 0
@@ -157,7 +157,7 @@ func (c *checker) param(key string, lo int64) uint64 {
 
 // optParam returns a param with a default, at least lo.
 func (c *checker) optParam(key string, def, lo int64) uint64 {
-	if _, ok := c.t.Params[key]; !ok {
+	if _, ok := c.t.Params.Get(key); !ok {
 		return uint64(def)
 	}
 	return c.param(key, lo)

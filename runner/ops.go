@@ -3,6 +3,8 @@ package runner
 import (
 	"fmt"
 	"sort"
+
+	"github.com/megaproof/megaproof/schedule"
 )
 
 // Operation codes of task bodies, as encoded for the GPU (go generate
@@ -239,8 +241,8 @@ func overlaps(xs, ys []span) bool {
 }
 
 // param reads an integer operand with a default.
-func param(m map[string]int64, key string, def int64) int64 {
-	if v, ok := m[key]; ok {
+func param(ps schedule.Params, key string, def int64) int64 {
+	if v, ok := ps.Get(key); ok {
 		return v
 	}
 	return def

@@ -100,7 +100,8 @@ func fillRoPE(p *schedule.Program, buf int, dst []byte) error {
 		if t.Op != "rope" || len(t.Reads) != 3 || int(t.Reads[2].Buffer) != buf {
 			continue
 		}
-		th, d2 := t.Params["theta"], t.Params["head_dim"]
+		th, _ := t.Params.Get("theta")
+		d2, _ := t.Params.Get("head_dim")
 		if theta >= 0 && (th != theta || d2 != d) {
 			return fmt.Errorf("runner: task %q reads rotary table %q with theta %d and head_dim %d, another rope task with %d and %d", t.Name, p.Buffers[buf].Name, th, d2, theta, d)
 		}

@@ -226,11 +226,7 @@ func (t *TaskBuilder) Op(op string) *TaskBuilder { t.task().Op = op; return t }
 
 // Param sets one operand of the operation.
 func (t *TaskBuilder) Param(key string, v int64) *TaskBuilder {
-	tk := t.task()
-	if tk.Params == nil {
-		tk.Params = map[string]int64{}
-	}
-	tk.Params[key] = v
+	t.task().Params.Set(key, v)
 	return t
 }
 

@@ -2,7 +2,10 @@ package schedule_test
 
 import (
 	"errors"
+	"fmt"
 	"math"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/megaproof/megaproof/schedule"
@@ -112,5 +115,59 @@ func TestBuilderAfterBuild(t *testing.T) {
 	got := builderDiags(t, b)
 	if !hasDiag(got, schedule.CodeValue, "$.tasks") || !hasDiag(got, schedule.CodeValue, "$.tasks[0]") || !hasDiag(got, schedule.CodeValue, "$.counters") {
 		t.Errorf("second Build: %v", got)
+	}
+}
+
+// Params keep their keys sorted and once each through Set, Delete and
+// SortParams; Validate rejects a repeated key of a list built by hand.
+func TestParams(t *testing.T) {
+	var ps schedule.Params
+	for i, k := range []string{"n_off", "K", "pos", "N_tile", "K", "eps"} {
+		ps.Set(k, int64(i))
+	}
+	want := schedule.Params{{Key: "K", Value: 4}, {Key: "N_tile", Value: 3}, {Key: "eps", Value: 5}, {Key: "n_off", Value: 0}, {Key: "pos", Value: 2}}
+	if !slices.Equal(ps, want) {
+		t.Fatalf("after Set: %v, want %v", ps, want)
+	}
+	if v, ok := ps.Get("pos"); !ok || v != 2 {
+		t.Errorf("Get(pos) = %d, %v", v, ok)
+	}
+	if _, ok := ps.Get("missing"); ok {
+		t.Error("Get(missing) found it")
+	}
+	ps.Delete("N_tile")
+	ps.Delete("missing")
+	if !slices.Equal(ps, slices.Delete(slices.Clone(want), 1, 2)) {
+		t.Errorf("after Delete: %v", ps)
+	}
+	for _, n := range []int{0, 1, 5, 12, 13, 40} {
+		var long schedule.Params
+		for i := range n {
+			long = append(long, schedule.Param{Key: fmt.Sprintf("k%d", (i*7919)%97), Value: int64(i)})
+		}
+		sorted := slices.Clone(long)
+		slices.SortStableFunc(sorted, func(a, b schedule.Param) int { return strings.Compare(a.Key, b.Key) })
+		schedule.SortParams(long)
+		if !slices.Equal(long, sorted) {
+			t.Errorf("SortParams of %d: %v, want %v", n, long, sorted)
+		}
+	}
+	p := schedule.NewBuilder("params", schedule.Launch{SMs: 1, PerSM: 1, Workers: 1})
+	p.Task("t").Op("gemv").Param("b", 1).Param("a", 2)
+	prog, err := p.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := prog.Tasks[0].Params; !slices.Equal(got, schedule.Params{{Key: "a", Value: 2}, {Key: "b", Value: 1}}) {
+		t.Errorf("built: %v", got)
+	}
+	prog.Tasks[0].Params = schedule.Params{{Key: "b", Value: 1}, {Key: "a", Value: 2}}
+	if err := prog.Validate(); err != nil {
+		t.Errorf("unsorted but distinct keys: %v", err)
+	}
+	prog.Tasks[0].Params = append(prog.Tasks[0].Params, schedule.Param{Key: "b", Value: 3})
+	err = prog.Validate()
+	if err == nil || !strings.Contains(err.Error(), `$.tasks[0].params.b`) || !strings.Contains(err.Error(), `param "b" repeated`) {
+		t.Errorf("repeated key: %v", err)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/maphash"
 	"io"
+	"maps"
 	"slices"
 
 	"github.com/megaproof/megaproof/internal/jsontree"
@@ -221,7 +222,7 @@ func toJSON(p *Program) *jProgram {
 		t := &p.Tasks[i]
 		jt := jTask{Name: t.Name, Op: t.Op, Before: steps(t.Before), Reads: accesses(t.Reads), Writes: accesses(t.Writes), After: steps(t.After)}
 		if len(t.Params) > 0 {
-			jt.Params = t.Params
+			jt.Params = maps.Collect(t.Params.All())
 		}
 		if t.Worker != Dynamic {
 			w := t.Worker
@@ -1014,10 +1015,11 @@ func (c *conv) task(n *node, path string) Task {
 		if pn.Kind != 'o' {
 			c.add(CodeType, path+".params", "want an object, have %s", jsontree.KindNames[pn.Kind])
 		} else if len(pn.Keys) > 0 {
-			t.Params = make(map[string]int64, len(pn.Keys))
+			t.Params = make(Params, len(pn.Keys))
 			for j, k := range pn.Keys {
-				t.Params[k] = c.int(pn.Vals[j], path+".params."+k, 1<<63-1)
+				t.Params[j] = Param{k, c.int(pn.Vals[j], path+".params."+k, 1<<63-1)}
 			}
+			SortParams(t.Params)
 		}
 	}
 	if w := o["worker"]; w != nil {

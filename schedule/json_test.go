@@ -163,7 +163,9 @@ var genProgram = rapid.Custom(func(t *rapid.T) *schedule.Program {
 			tk.Op = rapid.SampledFrom([]string{"gemv", "rmsnorm", "attention", "kv_append", "silu_mul"}).Draw(t, "op")
 		}
 		if rapid.Bool().Draw(t, "has_params") {
-			tk.Params = rapid.MapOfN(rapid.StringMatching(`[a-z_]{1,8}`), rapid.Int64(), 1, 4).Draw(t, "params")
+			for k, v := range rapid.MapOfN(rapid.StringMatching(`[a-z_]{1,8}`), rapid.Int64(), 1, 4).Draw(t, "params") {
+				tk.Params.Set(k, v)
+			}
 		}
 		if rapid.Bool().Draw(t, "pinned") {
 			tk.Worker = int32(rapid.IntRange(0, p.Launch.Workers-1).Draw(t, "worker"))

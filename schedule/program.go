@@ -2,8 +2,9 @@ package schedule
 
 import (
 	"fmt"
-	"maps"
+	"iter"
 	"slices"
+	"strings"
 )
 
 // Format is the version tag of the JSON form this package reads and writes.
@@ -202,8 +203,8 @@ type Step struct {
 // memory footprint, and steps after it.
 type Task struct {
 	Name   string
-	Op     string           // opaque to the verifier; meaningful to runners
-	Params map[string]int64 // opaque operands of Op
+	Op     string // opaque to the verifier; meaningful to runners
+	Params Params // opaque operands of Op
 	// Worker pins the task to a worker's static queue (in task-list order),
 	// or is Dynamic.
 	Worker int32
@@ -211,6 +212,72 @@ type Task struct {
 	Reads  []Access
 	Writes []Access
 	After  []Step
+}
+
+// Params are the operands of a task's Op, opaque to the verifier and
+// meaningful to runners: integers by key, each key at most once (Validate
+// rejects a repeated one). The readers and [TaskBuilder.Param] keep them
+// sorted by key, as the JSON form writes them. They are a list rather
+// than a map so that a reader can carve every task's operands from one
+// slab instead of building a map per task.
+type Params []Param
+
+// Param is one operand of a task's Op.
+type Param struct {
+	Key   string
+	Value int64
+}
+
+// Get returns the value of key and whether it is there.
+func (ps Params) Get(key string) (int64, bool) {
+	for _, p := range ps {
+		if p.Key == key {
+			return p.Value, true
+		}
+	}
+	return 0, false
+}
+
+// Set sets key to v, in its place by key when it is new.
+func (ps *Params) Set(key string, v int64) {
+	for i := range *ps {
+		if (*ps)[i].Key == key {
+			(*ps)[i].Value = v
+			return
+		}
+	}
+	i, _ := slices.BinarySearchFunc(*ps, key, func(p Param, k string) int { return strings.Compare(p.Key, k) })
+	*ps = slices.Insert(*ps, i, Param{key, v})
+}
+
+// Delete removes key.
+func (ps *Params) Delete(key string) {
+	*ps = slices.DeleteFunc(*ps, func(p Param) bool { return p.Key == key })
+}
+
+// All yields the operands in order.
+func (ps Params) All() iter.Seq2[string, int64] {
+	return func(yield func(string, int64) bool) {
+		for _, p := range ps {
+			if !yield(p.Key, p.Value) {
+				return
+			}
+		}
+	}
+}
+
+// SortParams sorts operands by key, in place, as the readers keep them
+// (for readers of other formats).
+func SortParams(ps Params) {
+	if len(ps) > 12 {
+		slices.SortFunc(ps, func(a, b Param) int { return strings.Compare(a.Key, b.Key) })
+		return
+	}
+	for i := 1; i < len(ps); i++ {
+		for j := i; j > 0 && ps[j].Key < ps[j-1].Key; j-- {
+			ps[j], ps[j-1] = ps[j-1], ps[j]
+		}
+	}
 }
 
 // Pinned reports whether the task runs in a worker's static queue.
@@ -231,7 +298,7 @@ func (p *Program) Clone() *Program {
 	q.Tasks = slices.Clone(p.Tasks)
 	for i := range q.Tasks {
 		t := &q.Tasks[i]
-		t.Params = maps.Clone(t.Params)
+		t.Params = slices.Clone(t.Params)
 		t.Before = slices.Clone(t.Before)
 		t.Reads = slices.Clone(t.Reads)
 		t.Writes = slices.Clone(t.Writes)

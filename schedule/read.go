@@ -48,6 +48,7 @@ type decoder struct {
 	reads, writes, accs  []Access
 	stepSlab             []Step
 	accSlab              []Access
+	paramSlab            Params
 	strs                 []string // interned ops and param keys
 	keys                 []string // a task's param keys and values
 	vals                 []int64
@@ -868,11 +869,16 @@ func (d *decoder) params(t *Task) bool {
 	if s.Err() != nil {
 		return false
 	}
-	if len(d.keys) > 0 {
-		t.Params = make(map[string]int64, len(d.keys))
-		for i, k := range d.keys {
-			t.Params[k] = d.vals[i]
+	if n := len(d.keys); n > 0 {
+		if len(d.paramSlab)+n > cap(d.paramSlab) {
+			d.paramSlab = make(Params, 0, max(n, min(4096, 2*cap(d.paramSlab)), 16))
 		}
+		from := len(d.paramSlab)
+		for i, k := range d.keys {
+			d.paramSlab = append(d.paramSlab, Param{k, d.vals[i]})
+		}
+		t.Params = d.paramSlab[from : from+n : from+n]
+		SortParams(t.Params)
 	}
 	return true
 }

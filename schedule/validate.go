@@ -345,6 +345,32 @@ func (p *Program) validateTask(ds *diags, i int) {
 	for j, a := range t.Writes {
 		p.validateAccess(ds, loc{i, "writes", j}, a)
 	}
+	if len(t.Params) > 1 {
+		validateParams(ds, i, t.Params)
+	}
+}
+
+// validateParams rejects a key that a task's operands repeat (the JSON
+// form could not hold it).
+func validateParams(ds *diags, i int, ps Params) {
+	sorted := true
+	for j := 1; j < len(ps); j++ {
+		if ps[j].Key <= ps[j-1].Key {
+			sorted = false
+			break
+		}
+	}
+	if sorted {
+		return
+	}
+	seen := make(map[string]bool, len(ps))
+	for _, pr := range ps {
+		if seen[pr.Key] {
+			ds.add(CodeDuplicate, fmt.Sprintf("$.tasks[%d].params.%s", i, pr.Key), "param %q repeated", pr.Key)
+			return
+		}
+		seen[pr.Key] = true
+	}
 }
 
 // loc is the JSON location of a step or access, formatted only when a

@@ -269,7 +269,7 @@ func (g *taskGraph) depths() []int64 {
 func (g *taskGraph) layers() []int64 {
 	has := false
 	for i := range g.p.Tasks {
-		if _, ok := g.p.Tasks[i].Params["layer"]; ok {
+		if _, ok := g.p.Tasks[i].Params.Get("layer"); ok {
 			has = true
 			break
 		}
@@ -279,7 +279,7 @@ func (g *taskGraph) layers() []int64 {
 	}
 	out := make([]int64, len(g.p.Tasks))
 	for i := range g.p.Tasks {
-		l, ok := g.p.Tasks[i].Params["layer"]
+		l, ok := g.p.Tasks[i].Params.Get("layer")
 		if !ok {
 			l = -1
 		}

@@ -109,7 +109,7 @@ func TestIRSpecExample(t *testing.T) {
 		}
 	}
 	// Float params (eps) are not carried; integer ones are.
-	if got := p.Tasks[0].Params; !cmp.Equal(got, map[string]int64{"hidden": 16}) {
+	if got := p.Tasks[0].Params; !cmp.Equal(got, schedule.Params{{Key: "hidden", Value: 16}}) {
 		t.Errorf("params = %v", got)
 	}
 }
@@ -256,7 +256,7 @@ func TestAsymmetricQuantGEMV(t *testing.T) {
 			t.Errorf("%s writes %s, want %s", tk.Name, got, want)
 		}
 	}
-	if got := p.Tasks[1].Params; !cmp.Equal(got, map[string]int64{"K": 64, "N_tile": 16, "n_off": 16, "qdtype": 7, "group": 32}) {
+	if got := p.Tasks[1].Params; !cmp.Equal(got, schedule.Params{{Key: "K", Value: 64}, {Key: "N_tile", Value: 16}, {Key: "group", Value: 32}, {Key: "n_off", Value: 16}, {Key: "qdtype", Value: 7}}) {
 		t.Errorf("params = %v", got)
 	}
 }

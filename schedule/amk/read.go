@@ -47,6 +47,7 @@ type decoder struct {
 	stepSlab       []schedule.Step
 	accSlab        []schedule.Access
 	shapeSlab      []int64
+	paramSlab      schedule.Params
 	strs           []string
 	// Names of the tasks read directly, not yet set: their bytes, and per
 	// task its place in the task list and where its name ends. They
@@ -778,7 +779,11 @@ func (d *decoder) task(i int) bool {
 	t.After = d.stepSlice([]schedule.Step{{Kind: schedule.Signal, Object: int32(ci), Value: 1}})
 	t.Reads = d.accessSlice(reads)
 	t.Writes = d.accessSlice(writes)
-	t.Params = d.ps.ints(nil)
+	if n := len(d.ps); len(d.paramSlab)+n > cap(d.paramSlab) {
+		d.paramSlab = make(schedule.Params, 0, max(n, min(4096, 2*cap(d.paramSlab)), 16))
+	}
+	t.Params = d.ps.ints(d.paramSlab)
+	d.paramSlab = d.paramSlab[:len(d.paramSlab)+len(t.Params)]
 	m.p.Tasks = append(m.p.Tasks, t)
 	return true
 }

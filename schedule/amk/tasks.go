@@ -75,7 +75,7 @@ func (m *mapper) task(tn *node, i int) {
 		for j, k := range v.Keys {
 			ps = append(ps, param{key: k, kind: v.Vals[j].Kind, lit: []byte(v.Vals[j].Str)})
 		}
-		t.Params = ps.ints(t.Params)
+		t.Params = ps.ints(nil)
 	}
 	if op == "" || !inOK || !outOK {
 		return
@@ -215,19 +215,24 @@ func (ps params) get(key string) *param {
 // ints adds the integer params to into (floats and structured values such
 // as FUSED recipes are not kept: Task.Params holds integers; an integral
 // value written as 512.0 is an integer).
-func (ps params) ints(into map[string]int64) map[string]int64 {
+// They are appended to into, sorted by key, and returned with their
+// capacity cut to their length (nil when there are none).
+func (ps params) ints(into schedule.Params) schedule.Params {
+	from := len(into)
 	for _, p := range ps {
 		if p.kind != 'n' {
 			continue
 		}
 		if x, ok := jsontree.Int64(p.lit); ok {
-			if into == nil {
-				into = make(map[string]int64, len(ps))
-			}
-			into[p.key] = x
+			into = append(into, schedule.Param{Key: p.key, Value: x})
 		}
 	}
-	return into
+	if len(into) == from {
+		return nil
+	}
+	out := into[from:len(into):len(into)]
+	schedule.SortParams(out)
+	return out
 }
 
 // intParam reads a required int32 param (AMK marshals params as int32).

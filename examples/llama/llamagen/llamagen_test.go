@@ -375,9 +375,9 @@ func TestNumericAddsParamsOnly(t *testing.T) {
 		}
 		added := 0
 		for i := range num.Tasks {
-			for k := range num.Tasks[i].Params {
-				if _, ok := plain.Tasks[i].Params[k]; !ok {
-					delete(num.Tasks[i].Params, k)
+			for _, pr := range slices.Clone(num.Tasks[i].Params) {
+				if _, ok := plain.Tasks[i].Params.Get(pr.Key); !ok {
+					num.Tasks[i].Params.Delete(pr.Key)
 					added++
 				}
 			}

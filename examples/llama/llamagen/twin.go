@@ -75,7 +75,7 @@ func Twin(p *schedule.Program, f Fault) (*schedule.Program, error) {
 	q := p.Clone()
 	mid := -1
 	for _, t := range q.Tasks {
-		if v, ok := t.Params["layer"]; ok && int(v) > mid {
+		if v, ok := t.Params.Get("layer"); ok && int(v) > mid {
 			mid = int(v)
 		}
 	}
