@@ -362,7 +362,7 @@ def plan(a):
     if a.batch or a.pos or a.paths:
         paths = (a.paths or ",".join(CHEAP + ["hf-generate-static-compile", "compile"])).split(",")
         return [(m, b, p, paths) for m in a.models for b in map(int, (a.batch or "1").split(","))
-                for p in map(int, (a.pos or "1024").split(","))]
+                for p in map(int, (a.pos or "128,1024,4096").split(","))]
     jobs = []
     for m in a.models:  # 1: batch 1, position 1024, all but max-autotune
         jobs.append((m, 1, 1024, CHEAP + ["hf-generate-static-compile"]))

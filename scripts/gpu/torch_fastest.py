@@ -10,6 +10,7 @@ import json
 import sys
 
 MODELS = ["smollm2-135m", "llama-3.2-1b", "llama-3-8b"]
+PATHS = ["eager", "graph", "compile", "hf-generate-static", "hf-generate-static-compile"]
 
 
 def main():
@@ -19,6 +20,10 @@ def main():
         if r.get("started"):
             continue
         rows.setdefault((r["model"], r["batch"], r["pos"]), []).append(r)
+    for m in MODELS:  # the whole grid, so that what was not measured is listed as such
+        for b in (1, 4, 16):
+            for p in (128, 1024, 4096):
+                rows.setdefault((m, b, p), [])
     out = []
     order = lambda k: (MODELS.index(k[0]) if k[0] in MODELS else 99, k[1], k[2])
     for key in sorted(rows, key=order):
@@ -34,12 +39,13 @@ def main():
         best = min(ok, key=ok.get) if ok else None
         out.append({"model": key[0], "batch": key[1], "pos": key[2], "fastest": best,
                     "fastest_ms_per_token_median": ok.get(best), "ms_per_token_median": paths,
-                    "tokens_differ_from_eager": mismatch, "errors": errors})
+                    "tokens_differ_from_eager": mismatch, "errors": errors,
+                    "not_measured": [p for p in PATHS if p not in paths and p not in errors]})
     if sys.argv[2:] == ["--table"]:
         for o in out:
             ms = " ".join(f"{p}={v:.3f}" for p, v in sorted(o["ms_per_token_median"].items()))
             err = " ".join(f"{p}:ERR" for p in sorted(o["errors"]))
-            print(f'{o["model"]} b{o["batch"]} p{o["pos"]}: fastest {o["fastest"]} | {ms} {err} differ={o["tokens_differ_from_eager"]}')
+            print(f'{o["model"]} b{o["batch"]} p{o["pos"]}: fastest {o["fastest"]} | {ms} {err} differ={o["tokens_differ_from_eager"]} not measured={o["not_measured"]}')
         return
     json.dump(out, sys.stdout, indent=1)
     print()
