@@ -268,7 +268,7 @@ func (d *decoder) list(rank int, key string, direct func(i int) bool) {
 	}
 	start := s.Offset()
 	for i := 0; s.Elem(); i++ {
-		if rank == rTasks && i == cap(m.p.Tasks) && i > 64 {
+		if rank == rTasks && i == cap(m.p.Tasks) && i >= 16 {
 			d.growTasks(start)
 		}
 		s.Mark()
@@ -431,6 +431,9 @@ const (
 	b6
 	b7
 	b8
+	b9
+	b10
+	b11
 )
 
 func (d *decoder) buffer(i int) bool {
@@ -662,6 +665,10 @@ func (d *decoder) paramList() bool {
 		case 0:
 			return false
 		case 'n':
+			if v, ok := s.SmallInt(); ok {
+				p.num, p.isInt = v, true
+				break
+			}
 			lit := s.Num()
 			from := len(d.lits)
 			d.lits = append(d.lits, lit...)
@@ -743,6 +750,20 @@ func (d *decoder) task(i int) bool {
 			if !d.null() {
 				ok = d.paramList()
 			}
+		case "est_bytes", "est_flops", "label":
+			// Keys of AMK's tasks that the mapping does not use, with any
+			// value: skipped without keeping the key (a repeat is found by
+			// its bit).
+			switch key[4] {
+			case 'b':
+				bit = b9
+			case 'f':
+				bit = b10
+			default:
+				bit = b11
+			}
+			s.Skip()
+			ok = s.Err() == nil
 		default:
 			ok = d.skip(key, 0)
 		}

@@ -108,6 +108,26 @@ func FuzzUnmarshal(f *testing.F) {
 	}
 	f.Add(e2Toy(1, 64, 64, 82))
 	f.Add([]byte(`{"tasks":[{"id":0,"op":"NOP","inputs":[0],"outputs":[],"out_counter":0}],"counters":[{"id":0}],"buffers":[{"id":0,"name":"b","kind":"WEIGHT","dtype":"I4","shape":[3]}]}`))
+	// Keys the mapping skips, repeated or of any type; params as small
+	// integers, other integer forms, floats, beyond int32 and repeated.
+	const bufs = `"counters":[{"id":0,"note":"c"}],"buffers":[{"id":0,"name":"x","kind":"ACTIVATION","dtype":"F16","shape":[1,64]},{"id":1,"name":"w","kind":"WEIGHT","dtype":"F16","shape":[64,64]},{"id":2,"name":"o","kind":"ACTIVATION","dtype":"F16","shape":[1,64]}]`
+	for _, task := range []string{
+		`"est_bytes":1,"est_flops":2,"label":"t","label":"u"`,
+		`"est_bytes":1,"est_bytes":2`,
+		`"est_flops":null,"est_flops":[1]`,
+		`"label":{"a":1,"a":2}`,
+		`"est_bytes":{},"label":null,"est_flops":"x"`,
+		`"params":{"K":64,"N_tile":16.0,"n_off":1e1}`,
+		`"params":{"K":64,"N_tile":16,"n_off":-16}`,
+		`"params":{"K":64,"N_tile":16,"n_off":2147483648}`,
+		`"params":{"K":64,"N_tile":16,"n_off":0,"n_off":16}`,
+		`"params":{"K":64,"N_tile":16,"n_off":007}`,
+		`"params":{"K":64,"N_tile":16,"n_off":1234567890123456789012}`,
+		`"params":{"z":1,"K":64,"N_tile":16,"eps":1e-5,"n_off":16,"a":"s"}`,
+	} {
+		f.Add([]byte(`{` + bufs + `,"tasks":[{"id":0,"op":"GEMV_TILE","inputs":[0,1],"outputs":[2],"out_counter":0,"params":{"K":64,"N_tile":16,"n_off":0},` + task + `}]}`))
+		f.Add([]byte(`{` + bufs + `,"tasks":[{"id":0,"op":"GEMV_TILE","inputs":[0,1],"outputs":[2],"out_counter":0,` + task + `}]}`))
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		Detect(data)
 		p, err := Unmarshal(data)

@@ -194,11 +194,22 @@ func (m *mapper) threshold(k int64, path string) bool {
 	return true
 }
 
-// param is one task param: its JSON kind and, for a number, its literal.
+// param is one task param: its JSON kind and, for a number, its literal
+// or (isInt) its integer value, read once.
 type param struct {
-	key  string
-	kind byte
-	lit  []byte
+	key   string
+	kind  byte
+	isInt bool
+	num   int64
+	lit   []byte
+}
+
+// int64 is the param's value as an integer, if it is one.
+func (p *param) int64() (int64, bool) {
+	if p.isInt {
+		return p.num, true
+	}
+	return jsontree.Int64(p.lit)
 }
 
 type params []param
@@ -223,7 +234,7 @@ func (ps params) ints(into schedule.Params) schedule.Params {
 		if p.kind != 'n' {
 			continue
 		}
-		if x, ok := jsontree.Int64(p.lit); ok {
+		if x, ok := p.int64(); ok {
 			into = append(into, schedule.Param{Key: p.key, Value: x})
 		}
 	}
@@ -247,16 +258,18 @@ func (m *mapper) intParam(ps params, path, key string) (int64, bool) {
 		return 0, false
 	}
 	if m.quiet {
-		v, ok := jsontree.Int64(pv.lit)
+		v, ok := pv.int64()
 		if !ok || v < math.MinInt32 || v > math.MaxInt32 {
 			m.failed = true
 			return 0, false
 		}
 		return v, true
 	}
-	v, ok := m.integerLit(pv.lit, path+".params."+key)
+	v, ok := pv.num, pv.isInt
 	if !ok {
-		return 0, false
+		if v, ok = m.integerLit(pv.lit, path+".params."+key); !ok {
+			return 0, false
+		}
 	}
 	if v < math.MinInt32 || v > math.MaxInt32 {
 		m.add(schedule.CodeSize, path+".params."+key, "param %s = %d is outside AMK's int32 params", key, v)
