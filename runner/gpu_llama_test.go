@@ -284,8 +284,16 @@ func TestGPULlamaDecode(t *testing.T) {
 
 // strategyConfig sets the strategy that name gives: round-robin, dynamic,
 // barrier, splitN (round-robin with N-way split-KV attention) or splitNcM
-// (at most N chunks of at least M rows: llamagen's SplitChunk).
+// (at most N chunks of at least M rows: llamagen's SplitChunk), each
+// optionally prefixed "fused-" (llamagen's Fuse; "fused" alone is
+// fused-round-robin).
 func strategyConfig(cfg *llamagen.Config, name string) error {
+	if name == "fused" {
+		name = "fused-round-robin"
+	}
+	if rest, ok := strings.CutPrefix(name, "fused-"); ok {
+		cfg.Fuse, name = true, rest
+	}
 	switch {
 	case name == "round-robin":
 		cfg.Strategy = llamagen.RoundRobin

@@ -275,6 +275,11 @@ func TestLlamaDecodeCPU(t *testing.T) {
 			c.AutoTile = true
 			return c
 		}(), true, 0},
+		// Fused stages compute the same numbers as the unfused ops.
+		{"fused", fused(tinyConfig(llamagen.RoundRobin, 1, 0, 1)), true, 0},
+		{"fused-dynamic", fused(tinyConfig(llamagen.Dynamic, 1, 0, 1)), true, 0},
+		{"fused-barrier", fused(tinyConfig(llamagen.Barrier, 1, 0, 1)), true, 0},
+		{"fused-split2", fused(tinyConfig(llamagen.RoundRobin, 2, 0, 1)), false, 1.0 / 64},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			steps := hostGeneration(t, tc.cfg, ts, n, []int32{7})
@@ -296,8 +301,8 @@ func TestLlamaDecodeCPU(t *testing.T) {
 			}
 		})
 	}
-	// Batch 2: both sequences decode independently and agree with batch 1.
-	steps := hostGeneration(t, tinyConfig(llamagen.RoundRobin, 1, 0, 2), ts, n, []int32{7, 11})
+	// Batch 2: both sequences decode independently and agree with batch 1,
+	// fused or not.
 	var want2 []int32
 	nv2 := newNaive(t, tinyModel, ts, 16)
 	tok = 11
@@ -305,11 +310,20 @@ func TestLlamaDecodeCPU(t *testing.T) {
 		tok = argmaxF(nv2.step(int(tok), pos))
 		want2 = append(want2, tok)
 	}
-	for i, st := range steps {
-		if st.Out[0] != want[i] || st.Out[1] != want2[i] {
-			t.Errorf("batch 2, position %d: tokens %v, want [%d %d]", i, st.Out, want[i], want2[i])
+	for _, cfg := range []llamagen.Config{tinyConfig(llamagen.RoundRobin, 1, 0, 2), fused(tinyConfig(llamagen.RoundRobin, 1, 0, 2))} {
+		steps := hostGeneration(t, cfg, ts, n, []int32{7, 11})
+		for i, st := range steps {
+			if st.Out[0] != want[i] || st.Out[1] != want2[i] {
+				t.Errorf("%s, position %d: tokens %v, want [%d %d]", cfg.Name(), i, st.Out, want[i], want2[i])
+			}
 		}
 	}
+}
+
+// fused is cfg with llamagen's fused stages.
+func fused(cfg llamagen.Config) llamagen.Config {
+	cfg.Fuse = true
+	return cfg
 }
 
 // Encode refuses numeric tasks whose params, footprints and buffer sizes
@@ -333,6 +347,47 @@ func TestNumericRefusals(t *testing.T) {
 		}
 		t.Fatalf("no task %q", name)
 		return nil
+	}
+	fusedBase := func() *schedule.Program {
+		p, err := llamagen.Generate(fused(tinyConfig(llamagen.RoundRobin, 2, 5, 2)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	if _, err := Encode(fusedBase()); err != nil {
+		t.Fatalf("the unmodified fused program: %v", err)
+	}
+	for _, tc := range []struct {
+		name, want string
+		edit       func(p *schedule.Program)
+	}{
+		{"fused norm weight", `task "L0.q.t0" (op norm_gemv): read 2 (buffer "w.L0.wq"): row length`, func(p *schedule.Program) {
+			tk := task(p, "L0.q.t0")
+			tk.Reads[2] = tk.Reads[1]
+		}},
+		{"fused residual columns", `task "L1.o.t1" (op gemv_add): read 2 (buffer "L0.x"): offset`, func(p *schedule.Program) { task(p, "L1.o.t1").Reads[2].Offset = 0 }},
+		{"gate and up weights", `task "L0.gu.t1" (op norm_gate_up): read 2 (buffer "w.L0.wup"): offset`, func(p *schedule.Program) { task(p, "L0.gu.t1").Reads[2].Offset = 0 }},
+		{"rope append cache row", `task "L0.rope.g1" (op rope_append): write 1 (buffer "L0.kcache"): offset`, func(p *schedule.Program) { task(p, "L0.rope.g1").Params["pos"] = 4 }},
+	} {
+		p := fusedBase()
+		tc.edit(p)
+		_, err := Encode(p)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: err = %v, want it to contain %q", tc.name, err, tc.want)
+		}
+	}
+	// The shared-memory bound of a fused norm, which llamagen does not
+	// exceed.
+	if llamagen.FusedNormElems != MaxNormElems {
+		t.Fatalf("llamagen.FusedNormElems %d, runner.MaxNormElems %d", llamagen.FusedNormElems, MaxNormElems)
+	}
+	const k = MaxNormElems + 8
+	b := schedule.NewBuilder("norm-gemv-k", schedule.Launch{SMs: 1, PerSM: 1, Workers: 1})
+	x, w, nw, y := b.Buffer("x", schedule.KindInput, 2*k), b.Buffer("w", schedule.KindInput, 2*k*4), b.Buffer("nw", schedule.KindInput, 2*k), b.Buffer("y", schedule.KindScratch, 8)
+	b.Task("g").On(0).Op("norm_gemv").Param("n_off", 0).Param("n", 4).Param("k", k).Param("eps_e9", 10000).Read(x, 0, 2*k).Read(w, 0, 2*k*4).Read(nw, 0, 2*k).Write(y, 0, 8)
+	if _, err := Encode(must(b.Build())); err == nil || !strings.Contains(err.Error(), "more than the 8192 a fused norm holds") {
+		t.Errorf("norm_gemv over %d inputs: err = %v", k, err)
 	}
 	for _, tc := range []struct {
 		name, want string

@@ -86,7 +86,7 @@ func (o *numOp) kinds(a *[numArgs]uint64) []elemKind {
 }
 
 // numOps lists the numeric operations, in op-code order.
-var numOps = []*numOp{opEmbed, opRMSNorm, opGEMV, opRoPE, opKVAppend, opAttention, opAttnPartial, opAttnCombine, opResidualAdd, opSiLUMul, opArgmax}
+var numOps = []*numOp{opEmbed, opRMSNorm, opGEMV, opRoPE, opKVAppend, opAttention, opAttnPartial, opAttnCombine, opResidualAdd, opSiLUMul, opArgmax, opNormGEMV, opGEMVAdd, opNormGateUp, opRoPEAppend}
 
 // numByName maps an op name to its numeric operation.
 var numByName = func() map[string]*numOp {

@@ -113,7 +113,7 @@ func compareOutputs(p *schedule.Program, want, got map[string][]byte) error {
 
 // numericPrograms are one-task programs of every numeric op, drawn from
 // llamagen programs of small models (head_dim 32, 64 and 128; batch 1, 2
-// and 3; split-KV; the lm head's fp32 tiles), plus a GEMV whose k is not a
+// and 3; split-KV; fused stages; the lm head's fp32 tiles), plus a GEMV whose k is not a
 // multiple of 8 (the device's scalar path).
 func numericPrograms(t *testing.T) []*schedule.Program {
 	t.Helper()
@@ -130,7 +130,7 @@ func numericPrograms(t *testing.T) []*schedule.Program {
 	for _, mc := range models {
 		for _, split := range []int{1, mc.split} {
 			cfg := llamagen.Config{Model: mc.m, Target: llamagen.Target{Name: "toy", SMs: 4, PerSM: 1}, Tile: 40,
-				Batch: mc.batch, Splits: split, Pos: 37, PosSet: true, MaxSeq: 64, Numeric: true}
+				Batch: mc.batch, Splits: split, Pos: 37, PosSet: true, MaxSeq: 64, Numeric: true, Fuse: split > 1}
 			p, err := llamagen.Generate(cfg)
 			if err != nil {
 				t.Fatal(err)
@@ -139,8 +139,8 @@ func numericPrograms(t *testing.T) []*schedule.Program {
 			for i := range p.Tasks {
 				tk := &p.Tasks[i]
 				key := tk.Op
-				if tk.Op == "gemv" && strings.HasPrefix(tk.Name, "lm.") {
-					key = "lm"
+				if strings.HasPrefix(tk.Name, "lm.") {
+					key = "lm." + tk.Op
 				}
 				if numByName[tk.Op] == nil || seen[key] {
 					continue

@@ -25,17 +25,25 @@ var opRMSNorm = &numOp{
 	run: func(a *[numArgs]uint64, r, w []access, h []byte) {
 		B, H, eps := a[0], a[1], bitsF32(a[2])
 		for b := uint64(0); b < B; b++ {
-			x := r[0].addr + 2*H*b
-			var s float32
-			for i := uint64(0); i < H; i++ {
-				v := ldBF(h, x+2*i)
-				s += v * v
-			}
-			inv := rsqrtf(s/float32(H) + eps)
-			for i := uint64(0); i < H; i++ {
-				stBF(h, w[0].addr+2*H*b+2*i, ldBF(h, r[1].addr+2*i)*rbf(ldBF(h, x+2*i)*inv))
+			for i, v := range normRow(h, r[0].addr+2*H*b, r[1].addr, H, eps) {
+				stBF(h, w[0].addr+2*H*b+2*uint64(i), v)
 			}
 		}
 	},
 	tol: Tolerance{Abs: 1e-6, Rel: 1.0 / 64},
+}
+
+// normRow is one row of RMSNorm: the n bf16 values at x normalized with
+// the bf16 weight at w, bf16(w[i] · bf16(x[i] · r)), as float32.
+func normRow(h []byte, x, w, n uint64, eps float32) []float32 {
+	v := loadBF(h, x, n)
+	var s float32
+	for _, e := range v {
+		s += e * e
+	}
+	inv := rsqrtf(s/float32(n) + eps)
+	for i, e := range v {
+		v[i] = rbf(ldBF(h, w+2*uint64(i)) * rbf(e*inv))
+	}
+	return v
 }

@@ -42,23 +42,29 @@ var opRoPE = &numOp{
 	},
 	run: func(a *[numArgs]uint64, r, w []access, h []byte) {
 		B, rep, D := a[0], a[1], a[2]
-		half := D / 2
 		for b := uint64(0); b < B; b++ {
 			for hd := uint64(0); hd <= rep; hd++ { // rep query heads, then the key head
 				src, dst := rowAddr(r[0], b, 2*rep*D)+2*D*hd, rowAddr(w[0], b, 2*rep*D)+2*D*hd
 				if hd == rep {
 					src, dst = rowAddr(r[1], b, 2*D), rowAddr(w[1], b, 2*D)
 				}
-				for i := uint64(0); i < half; i++ {
-					cs, sn := ldBF(h, r[2].addr+2*i), ldBF(h, r[2].addr+2*(half+i))
-					x0, x1 := ldBF(h, src+2*i), ldBF(h, src+2*(half+i))
-					stBF(h, dst+2*i, rbf(x0*cs)-rbf(x1*sn))
-					stBF(h, dst+2*(half+i), rbf(x1*cs)+rbf(x0*sn))
-				}
+				rotate(h, src, dst, r[2].addr, D)
 			}
 		}
 	},
 	tol: Tolerance{Abs: 1e-6, Rel: 1.0 / 128},
+}
+
+// rotate writes the head of D bf16 at src, rotated by the table row at
+// tab, to dst: PyTorch's bf16 rounding of x·cos + rotate_half(x)·sin.
+func rotate(h []byte, src, dst, tab, D uint64) {
+	half := D / 2
+	for i := uint64(0); i < half; i++ {
+		cs, sn := ldBF(h, tab+2*i), ldBF(h, tab+2*(half+i))
+		x0, x1 := ldBF(h, src+2*i), ldBF(h, src+2*(half+i))
+		stBF(h, dst+2*i, rbf(x0*cs)-rbf(x1*sn))
+		stBF(h, dst+2*(half+i), rbf(x1*cs)+rbf(x0*sn))
+	}
 }
 
 // RoPETable returns the rotary table of rows positions for head dimension d

@@ -32,6 +32,10 @@ const (
 	opCodeResidualAdd  = 24
 	opCodeSiLUMul      = 25
 	opCodeArgmax       = 26
+	opCodeNormGEMV     = 27
+	opCodeGEMVAdd      = 28
+	opCodeNormGateUp   = 29
+	opCodeRoPEAppend   = 30
 	opCodeFirstNumeric = opCodeEmbed
 )
 

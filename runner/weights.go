@@ -91,13 +91,23 @@ func (s llamaSource) Fill(p *schedule.Program, buf int, dst []byte) error {
 	return nil
 }
 
-// fillRoPE fills a rotary table from the params of the rope tasks reading
-// it; they must agree.
+// ropeTable is the buffer of the rotary table that a rope or rope_append
+// task reads (its last read).
+func ropeTable(t *schedule.Task) (int, bool) {
+	n := map[string]int{"rope": 3, "rope_append": 4}[t.Op]
+	if n == 0 || len(t.Reads) != n {
+		return 0, false
+	}
+	return int(t.Reads[n-1].Buffer), true
+}
+
+// fillRoPE fills a rotary table from the params of the rope and
+// rope_append tasks reading it; they must agree.
 func fillRoPE(p *schedule.Program, buf int, dst []byte) error {
 	theta, d := int64(-1), int64(-1)
 	for i := range p.Tasks {
 		t := &p.Tasks[i]
-		if t.Op != "rope" || len(t.Reads) != 3 || int(t.Reads[2].Buffer) != buf {
+		if tab, ok := ropeTable(t); !ok || tab != buf {
 			continue
 		}
 		th, _ := t.Params.Get("theta")

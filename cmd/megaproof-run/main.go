@@ -39,6 +39,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		target   = fs.String("target", "h200", "GPU the schedule is laid out for")
 		strategy = fs.String("strategy", "round-robin", "round-robin, balanced, dynamic or barrier")
 		splits   = fs.Int("splits", 1, "split-KV chunks per head")
+		fuse     = fs.Bool("fuse", false, "fused stages: norms, residual adds, SiLU and RoPE with the KV append inside the GEMVs and one task (llamagen's Fuse)")
 		tile     = fs.Int("tile", 0, "output columns per GEMV tile (0: chosen per GEMV for the target, llamagen's AutoTile)")
 		weights  = fs.String("weights", "", "Hugging Face safetensors `FILE` (default: the seeded init)")
 		seed     = fs.Uint64("seed", 1, "seed of the seeded init")
@@ -69,7 +70,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if *tokens < 1 || *tokens >= 1024 {
 		return fail("-tokens %d: want 1..1023", *tokens)
 	}
-	cfg := llamagen.Config{Model: m, Target: tg, Strategy: st, Splits: *splits, Tile: *tile, AutoTile: *tile == 0, MaxSeq: 1024, PosSet: true, Numeric: true}
+	cfg := llamagen.Config{Model: m, Target: tg, Strategy: st, Splits: *splits, Tile: *tile, AutoTile: *tile == 0, MaxSeq: 1024, PosSet: true, Numeric: true, Fuse: *fuse}
 	var ts runner.Tensors = runner.SeededTensors{Seed: *seed, Untied: !m.Tied, EmbedShift: *eshift, HeadFromEmbed: *hembed}
 	wname := fmt.Sprintf("seeded init (seed %d)", *seed)
 	if *weights != "" {

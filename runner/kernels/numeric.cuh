@@ -56,7 +56,9 @@ __shared__ float s_red[33];
 __shared__ int s_redi[33];
 #define ATT_WARPS 16
 #define ATT_MAXD 256
-__shared__ float s_att[ATT_WARPS * ATT_MAXD];
+// s_att is also the normalized input of the fused GEMVs (norm_smem): 16 KiB,
+// runner.MaxNormElems bf16.
+__shared__ __align__(16) float s_att[ATT_WARPS * ATT_MAXD];
 __shared__ float s_ml[2 * ATT_WARPS];
 
 // block_sum returns the block-wide sum of v to every thread. The warps'

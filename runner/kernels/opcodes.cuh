@@ -19,6 +19,10 @@
 #define OP_ADD 24
 #define OP_SILU_MUL 25
 #define OP_ARGMAX 26
+#define OP_NORM_GEMV 27
+#define OP_GEMV_ADD 28
+#define OP_NORM_GATE_UP 29
+#define OP_ROPE_APPEND 30
 #define OP_FIRST_NUMERIC 16
 
 // Words of a task record: op, seed, k, c, first read, reads, first write,

@@ -7,6 +7,11 @@ import (
 	"github.com/megaproof/megaproof/schedule"
 )
 
+// FusedNormElems is the most batch × hidden inputs that a fused stage
+// normalizes in one task (Config.Fuse): the runner keeps them in 16 KiB of
+// shared memory (runner.MaxNormElems).
+const FusedNormElems = 8192
+
 // Element sizes in bytes.
 const (
 	actBytes   = 2 // bf16 activations and weights
@@ -73,6 +78,15 @@ type Config struct {
 	// writers of a reused slot wait on a credit counter that the slot's
 	// previous layer signals when it is done (bounded pipelining depth).
 	Pages int
+	// Fuse emits each layer in five dependent stages instead of twelve:
+	// RMSNorm fused into the GEMVs that read it (q/k/v: norm_gemv; gate
+	// and up with SiLU·mul: norm_gate_up; the lm head), RoPE and the KV
+	// append in one task per kv-head group (rope_append), and the residual
+	// adds fused into the o and down projections (gemv_add). The numbers
+	// computed are the same; the tasks between the stages, and their
+	// hops, are gone. It needs Batch × Hidden ≤ FusedNormElems and no
+	// Pages.
+	Fuse bool
 
 	reqSplits int // Splits before clipping to the window
 }
@@ -126,6 +140,10 @@ func (c *Config) setDefaults() error {
 		return fmt.Errorf("llamagen: %d pages", c.Pages)
 	case c.Strategy > Barrier:
 		return fmt.Errorf("llamagen: unknown strategy %d", c.Strategy)
+	case c.Fuse && c.Batch*m.Hidden > FusedNormElems:
+		return fmt.Errorf("llamagen: fused stages normalize batch %d × hidden %d = %d inputs in a task, more than %d", c.Batch, m.Hidden, c.Batch*m.Hidden, FusedNormElems)
+	case c.Fuse && c.Pages > 0:
+		return fmt.Errorf("llamagen: fused stages do not reuse page slots (pages %d)", c.Pages)
 	}
 	c.reqSplits = c.Splits
 	if c.SplitChunk > 0 {
@@ -157,6 +175,9 @@ func (c Config) Name() string {
 	}
 	if c.Pages > 0 {
 		s += fmt.Sprintf("/pages%d", c.Pages)
+	}
+	if c.Fuse {
+		s += "/fused"
 	}
 	return s
 }
@@ -382,6 +403,9 @@ func (g *gen) graph() {
 
 	x, xG := x0, embedG
 	iTile, qkvTile := c.tileFor(2*m.Intermediate), c.tileFor(qw+2*kvw)
+	if c.Fuse { // one task computes a tile of gate and of up
+		iTile = c.tileFor(m.Intermediate)
+	}
 	qT, kvT, hT, iT := tiles(qw, qkvTile), tiles(kvw, qkvTile), tiles(m.Hidden, c.tileFor(m.Hidden)), tiles(m.Intermediate, iTile)
 	window := c.Pos + 1
 	// headP are the head-shape params, then extra.
@@ -426,29 +450,54 @@ func (g *gen) graph() {
 		slot := c.Pages > 0
 		name := func(f string, a ...any) string { return fmt.Sprintf("L%d.", l) + fmt.Sprintf(f, a...) }
 
-		// RMSNorm 1.
-		n1G := g.group(l, "norm1")
+		// RMSNorm 1 (fused: in the q/k/v tiles).
 		normP := g.num(param{"hidden", int64(m.Hidden)}, param{"eps_e9", e9(m.eps())})
-		g.add(node{name: name("norm1"), op: "rmsnorm", layer: l, slot: slot, params: normP,
-			reads:  []access{whole(x, vec(m.Hidden, actBytes)), whole(norm1W, uint64(m.Hidden*actBytes))},
-			writes: []access{whole(lb.h, vec(m.Hidden, actBytes))},
-			needs:  []need{g.all(xG)}, signals: []int32{n1G}})
-		g.next()
+		qkvIn, qkvNeed, qkvOp := lb.h, g.all(xG), "gemv"
+		var qkvNorm []access
+		if c.Fuse {
+			qkvIn, qkvOp, qkvNorm = x, "norm_gemv", []access{whole(norm1W, uint64(m.Hidden*actBytes))}
+		} else {
+			n1G := g.group(l, "norm1")
+			g.add(node{name: name("norm1"), op: "rmsnorm", layer: l, slot: slot, params: normP,
+				reads:  []access{whole(x, vec(m.Hidden, actBytes)), whole(norm1W, uint64(m.Hidden*actBytes))},
+				writes: []access{whole(lb.h, vec(m.Hidden, actBytes))},
+				needs:  []need{g.all(xG)}, signals: []int32{n1G}})
+			g.next()
+			qkvNeed = g.all(n1G)
+		}
+		epsP := g.num(param{"eps_e9", e9(m.eps())})
+		if epsP != nil {
+			epsP = epsP[1:]
+		}
 
 		// q/k/v GEMV tiles; each signals the kv-head group(s) it overlaps.
 		qG, kG, vG := make([]int32, m.KVHeads), make([]int32, m.KVHeads), make([]int32, m.KVHeads)
 		for h := range m.KVHeads {
 			qG[h], kG[h], vG[h] = g.group(l, fmt.Sprintf("q.g%d", h)), g.group(l, fmt.Sprintf("k.g%d", h)), g.group(l, fmt.Sprintf("v.g%d", h))
 		}
-		gemv := func(what string, bounds []int, in schedule.BufferRef, inW int, w, out schedule.BufferRef, outW int, needs []need, sig func(lo, hi int) []int32) {
+		// gemvOp emits the tiles of one GEMV stage as op, each reading the
+		// input, its weight rows and then extra(lo, hi), with params eps.
+		gemvOp := func(op, what string, bounds []int, in schedule.BufferRef, inW int, w, out schedule.BufferRef, outW int, needs []need, sig func(lo, hi int) []int32, eps []param, extra func(lo, hi int) []access) {
 			for t := 0; t+1 < len(bounds); t++ {
 				lo, hi := bounds[t], bounds[t+1]
-				g.add(node{name: name("%s.t%d", what, t), op: "gemv", layer: l, slot: slot,
-					params: append([]param{{"n_off", int64(lo)}, {"n", int64(hi - lo)}, {"k", int64(inW)}}, g.num(param{"out", int64(outW)})...),
-					reads:  []access{whole(in, vec(inW, actBytes)), {buf: w, off: uint64(lo * inW * actBytes), length: uint64((hi - lo) * inW * actBytes)}},
-					writes: []access{cols(out, B, outW, lo, hi-lo, actBytes)},
-					needs:  needs, signals: sig(lo, hi)})
+				reads := []access{whole(in, vec(inW, actBytes)), {buf: w, off: uint64(lo * inW * actBytes), length: uint64((hi - lo) * inW * actBytes)}}
+				if extra != nil {
+					reads = append(reads, extra(lo, hi)...)
+				}
+				g.add(node{name: name("%s.t%d", what, t), op: op, layer: l, slot: slot,
+					params: append(append([]param{{"n_off", int64(lo)}, {"n", int64(hi - lo)}, {"k", int64(inW)}}, g.num(param{"out", int64(outW)})...), eps...),
+					reads:  reads, writes: []access{cols(out, B, outW, lo, hi-lo, actBytes)},
+					needs: needs, signals: sig(lo, hi)})
 			}
+		}
+		gemv := func(what string, bounds []int, in schedule.BufferRef, inW int, w, out schedule.BufferRef, outW int, needs []need, sig func(lo, hi int) []int32) {
+			gemvOp("gemv", what, bounds, in, inW, w, out, outW, needs, sig, nil, nil)
+		}
+		fixed := func(as []access) func(int, int) []access { return func(int, int) []access { return as } }
+		var qkvEps []param
+		var qkvExtra func(int, int) []access
+		if c.Fuse {
+			qkvEps, qkvExtra = epsP, fixed(qkvNorm)
 		}
 		byGroup := func(gs []int32, width int) func(lo, hi int) []int32 {
 			return func(lo, hi int) []int32 {
@@ -461,29 +510,14 @@ func (g *gen) graph() {
 				return r
 			}
 		}
-		gemv("q", qT, lb.h, m.Hidden, wq, lb.q, qw, []need{g.all(n1G)}, byGroup(qG, rep*m.HeadDim))
-		gemv("k", kvT, lb.h, m.Hidden, wk, lb.k, kvw, []need{g.all(n1G)}, byGroup(kG, m.HeadDim))
-		gemv("v", kvT, lb.h, m.Hidden, wv, lb.v, kvw, []need{g.all(n1G)}, byGroup(vG, m.HeadDim))
+		gemvOp(qkvOp, "q", qT, qkvIn, m.Hidden, wq, lb.q, qw, []need{qkvNeed}, byGroup(qG, rep*m.HeadDim), qkvEps, qkvExtra)
+		gemvOp(qkvOp, "k", kvT, qkvIn, m.Hidden, wk, lb.k, kvw, []need{qkvNeed}, byGroup(kG, m.HeadDim), qkvEps, qkvExtra)
+		gemvOp(qkvOp, "v", kvT, qkvIn, m.Hidden, wv, lb.v, kvw, []need{qkvNeed}, byGroup(vG, m.HeadDim), qkvEps, qkvExtra)
 		g.next()
 
-		// RoPE per kv-head group: rotates the group's q heads and its k head.
-		ropeG := make([]int32, m.KVHeads)
-		for h := range m.KVHeads {
-			ropeG[h] = g.group(l, fmt.Sprintf("rope.g%d", h))
-			qlo, qn := h*rep*m.HeadDim, rep*m.HeadDim
-			klo := h * m.HeadDim
-			g.add(node{name: name("rope.g%d", h), op: "rope", layer: l, slot: slot,
-				params: append([]param{{"group", int64(h)}, {"pos", int64(c.Pos)}}, g.num(headP("theta", int64(math.Round(m.theta())))...)...),
-				reads: []access{cols(lb.q, B, qw, qlo, qn, actBytes), cols(lb.k, B, kvw, klo, m.HeadDim, actBytes),
-					{buf: rope, off: uint64(c.Pos * m.HeadDim * actBytes), length: uint64(m.HeadDim * actBytes)}},
-				writes:  []access{cols(lb.qr, B, qw, qlo, qn, actBytes), cols(lb.kr, B, kvw, klo, m.HeadDim, actBytes)},
-				needs:   []need{g.all(qG[h]), g.all(kG[h])},
-				signals: []int32{ropeG[h]}})
-		}
-		g.next()
-
-		// KV append: row pos of kv head h's plane in every sequence.
-		kvG := make([]int32, m.KVHeads)
+		// RoPE per kv-head group: rotates the group's q heads and its k head;
+		// then the KV append: row pos of kv head h's plane in every
+		// sequence (fused: one rope_append task per group does both).
 		rowsAt := func(cache schedule.BufferRef, h, lo, n int) access {
 			a := access{buf: cache, off: uint64((h*S + lo) * m.HeadDim * actBytes), length: uint64(n * m.HeadDim * actBytes)}
 			if B > 1 {
@@ -491,16 +525,54 @@ func (g *gen) graph() {
 			}
 			return a
 		}
+		ropeRow := func() access {
+			return access{buf: rope, off: uint64(c.Pos * m.HeadDim * actBytes), length: uint64(m.HeadDim * actBytes)}
+		}
+		ropeG, kvG := make([]int32, m.KVHeads), make([]int32, m.KVHeads)
 		for h := range m.KVHeads {
-			kvG[h] = g.group(l, fmt.Sprintf("kv.g%d", h))
-			g.add(node{name: name("kv.g%d", h), op: "kv_append", layer: l,
-				params:  append([]param{{"group", int64(h)}, {"pos", int64(c.Pos)}}, g.num(headP("max_seq", int64(S))...)...),
-				reads:   []access{cols(lb.kr, B, kvw, h*m.HeadDim, m.HeadDim, actBytes), cols(lb.v, B, kvw, h*m.HeadDim, m.HeadDim, actBytes)},
-				writes:  []access{rowsAt(kc, h, c.Pos, 1), rowsAt(vc, h, c.Pos, 1)},
-				needs:   []need{g.all(ropeG[h]), g.all(vG[h])},
-				signals: []int32{kvG[h]}})
+			ropeG[h] = g.group(l, fmt.Sprintf("rope.g%d", h))
+			qlo, qn := h*rep*m.HeadDim, rep*m.HeadDim
+			klo := h * m.HeadDim
+			if c.Fuse {
+				kvG[h] = ropeG[h]
+				g.add(node{name: name("rope.g%d", h), op: "rope_append", layer: l, slot: slot,
+					params: append([]param{{"group", int64(h)}, {"pos", int64(c.Pos)}}, g.num(headP("theta", int64(math.Round(m.theta())), "max_seq", int64(S))...)...),
+					reads: []access{cols(lb.q, B, qw, qlo, qn, actBytes), cols(lb.k, B, kvw, klo, m.HeadDim, actBytes),
+						cols(lb.v, B, kvw, klo, m.HeadDim, actBytes), ropeRow()},
+					writes:  []access{cols(lb.qr, B, qw, qlo, qn, actBytes), rowsAt(kc, h, c.Pos, 1), rowsAt(vc, h, c.Pos, 1)},
+					needs:   []need{g.all(qG[h]), g.all(kG[h]), g.all(vG[h])},
+					signals: []int32{ropeG[h]}})
+				continue
+			}
+			g.add(node{name: name("rope.g%d", h), op: "rope", layer: l, slot: slot,
+				params:  append([]param{{"group", int64(h)}, {"pos", int64(c.Pos)}}, g.num(headP("theta", int64(math.Round(m.theta())))...)...),
+				reads:   []access{cols(lb.q, B, qw, qlo, qn, actBytes), cols(lb.k, B, kvw, klo, m.HeadDim, actBytes), ropeRow()},
+				writes:  []access{cols(lb.qr, B, qw, qlo, qn, actBytes), cols(lb.kr, B, kvw, klo, m.HeadDim, actBytes)},
+				needs:   []need{g.all(qG[h]), g.all(kG[h])},
+				signals: []int32{ropeG[h]}})
 		}
 		g.next()
+		if !c.Fuse {
+			for h := range m.KVHeads {
+				kvG[h] = g.group(l, fmt.Sprintf("kv.g%d", h))
+				g.add(node{name: name("kv.g%d", h), op: "kv_append", layer: l,
+					params:  append([]param{{"group", int64(h)}, {"pos", int64(c.Pos)}}, g.num(headP("max_seq", int64(S))...)...),
+					reads:   []access{cols(lb.kr, B, kvw, h*m.HeadDim, m.HeadDim, actBytes), cols(lb.v, B, kvw, h*m.HeadDim, m.HeadDim, actBytes)},
+					writes:  []access{rowsAt(kc, h, c.Pos, 1), rowsAt(vc, h, c.Pos, 1)},
+					needs:   []need{g.all(ropeG[h]), g.all(vG[h])},
+					signals: []int32{kvG[h]}})
+			}
+			g.next()
+		}
+		// attNeeds are what attention over kv head kh waits for: the
+		// rotated queries and, where it reads row pos, the append.
+		attNeeds := func(kh int, appended bool) []need {
+			n := []need{g.all(ropeG[kh])}
+			if appended && kvG[kh] != ropeG[kh] {
+				n = append(n, g.all(kvG[kh]))
+			}
+			return n
+		}
 
 		// Attention per query head over rows [0, pos]; with split-KV each
 		// chunk is a task and only the chunk holding row pos waits for the
@@ -514,17 +586,14 @@ func (g *gen) graph() {
 					params:  append([]param{{"head", int64(h)}, {"kv_start", 0}, {"kv_len", int64(window)}}, g.num(attnP...)...),
 					reads:   []access{cols(lb.qr, B, qw, h*m.HeadDim, m.HeadDim, actBytes), rowsAt(kc, kh, 0, window), rowsAt(vc, kh, 0, window)},
 					writes:  []access{cols(lb.att, B, qw, h*m.HeadDim, m.HeadDim, actBytes)},
-					needs:   []need{g.all(ropeG[kh]), g.all(kvG[kh])},
+					needs:   attNeeds(kh, true),
 					signals: []int32{attG}})
 				continue
 			}
 			partG[h] = g.group(l, fmt.Sprintf("part.h%d", h))
 			for s := range c.Splits {
 				lo, hi := s*window/c.Splits, (s+1)*window/c.Splits
-				needs := []need{g.all(ropeG[kh])}
-				if hi == window {
-					needs = append(needs, g.all(kvG[kh]))
-				}
+				needs := attNeeds(kh, hi == window)
 				g.add(node{name: name("attn.h%d.s%d", h, s), op: "attn_partial", layer: l, slot: slot,
 					params: append(append([]param{{"head", int64(h)}, {"kv_start", int64(lo)}, {"kv_len", int64(hi - lo)}}, g.num(append(attnP, param{"split", int64(s)}, param{"splits", int64(c.Splits)})...)...), partP...),
 					reads:  []access{cols(lb.qr, B, qw, h*m.HeadDim, m.HeadDim, actBytes), rowsAt(kc, kh, lo, hi-lo), rowsAt(vc, kh, lo, hi-lo)},
@@ -550,9 +619,37 @@ func (g *gen) graph() {
 		g.next()
 
 		oG := g.group(l, "o")
+		resid := func(r schedule.BufferRef) func(lo, hi int) []access {
+			return func(lo, hi int) []access { return []access{cols(r, B, m.Hidden, lo, hi-lo, actBytes)} }
+		}
+		if c.Fuse {
+			// o with the residual add: xm = x + o.
+			gemvOp("gemv_add", "o", hT, lb.att, qw, wo, lb.xm, m.Hidden, []need{g.all(attG)}, func(int, int) []int32 { return []int32{oG} }, nil, resid(x))
+			g.next()
+			// RMSNorm 2, gate, up and SiLU·mul per intermediate tile.
+			actG := g.group(l, "act")
+			for j := 0; j+1 < len(iT); j++ {
+				lo, n := iT[j], iT[j+1]-iT[j]
+				wrows := func(w schedule.BufferRef) access {
+					return access{buf: w, off: uint64(lo * m.Hidden * actBytes), length: uint64(n * m.Hidden * actBytes)}
+				}
+				g.add(node{name: name("gu.t%d", j), op: "norm_gate_up", layer: l, slot: slot,
+					params: append(append([]param{{"n_off", int64(lo)}, {"n", int64(n)}, {"k", int64(m.Hidden)}}, g.num(param{"width", int64(m.Intermediate)})...), epsP...),
+					reads:  []access{whole(lb.xm, vec(m.Hidden, actBytes)), wrows(wg), wrows(wu), whole(norm2W, uint64(m.Hidden*actBytes))},
+					writes: []access{cols(lb.gate, B, m.Intermediate, lo, n, actBytes), cols(lb.up, B, m.Intermediate, lo, n, actBytes),
+						cols(lb.act, B, m.Intermediate, lo, n, actBytes)},
+					needs: []need{g.all(oG)}, signals: []int32{actG}})
+			}
+			g.next()
+			// down with the residual add: x' = xm + down.
+			dG := g.group(l, "down")
+			gemvOp("gemv_add", "down", hT, lb.act, m.Intermediate, wd, lb.xout, m.Hidden, []need{g.all(actG)}, func(int, int) []int32 { return []int32{dG} }, nil, resid(lb.xm))
+			g.next()
+			x, xG = lb.xout, dG
+			continue
+		}
 		gemv("o", hT, lb.att, qw, wo, lb.o, m.Hidden, []need{g.all(attG)}, func(int, int) []int32 { return []int32{oG} })
 		g.next()
-
 		add1G := g.group(l, "add1")
 		addP := g.num(param{"n", int64(m.Hidden)})
 		g.add(node{name: name("add1"), op: "add", layer: l, slot: slot, params: addP,
@@ -611,21 +708,33 @@ func (g *gen) graph() {
 	lmW := b.Buffer("w.lm_head", schedule.KindWeight, uint64(m.Vocab*m.Hidden*actBytes))
 	logits := b.Buffer("logits", schedule.KindOutput, vec(m.Vocab, accBytes))
 	next := b.Buffer("next_token", schedule.KindOutput, vec(1, tokenBytes))
-	nfG := g.group(-1, "normf")
-	g.add(node{name: "normf", op: "rmsnorm", layer: -1, params: g.num(param{"hidden", int64(m.Hidden)}, param{"eps_e9", e9(m.eps())}),
-		reads:  []access{whole(x, vec(m.Hidden, actBytes)), whole(normW, uint64(m.Hidden*actBytes))},
-		writes: []access{whole(hf, vec(m.Hidden, actBytes))},
-		needs:  []need{g.all(xG)}, signals: []int32{nfG}})
-	g.next()
 	lmG := g.group(-1, "lm")
 	vT := tiles(m.Vocab, c.tileFor(m.Vocab))
+	lmIn, lmNeed, lmOp := hf, need{}, "gemv"
+	var lmNorm []access
+	var lmEps []param
+	if c.Fuse { // the final RMSNorm in every lm-head tile
+		lmIn, lmNeed, lmOp = x, g.all(xG), "norm_gemv"
+		lmNorm, lmEps = []access{whole(normW, uint64(m.Hidden*actBytes))}, g.num(param{"eps_e9", e9(m.eps())})
+		if lmEps != nil {
+			lmEps = lmEps[1:]
+		}
+	} else {
+		nfG := g.group(-1, "normf")
+		g.add(node{name: "normf", op: "rmsnorm", layer: -1, params: g.num(param{"hidden", int64(m.Hidden)}, param{"eps_e9", e9(m.eps())}),
+			reads:  []access{whole(x, vec(m.Hidden, actBytes)), whole(normW, uint64(m.Hidden*actBytes))},
+			writes: []access{whole(hf, vec(m.Hidden, actBytes))},
+			needs:  []need{g.all(xG)}, signals: []int32{nfG}})
+		g.next()
+		lmNeed = g.all(nfG)
+	}
 	for t := 0; t+1 < len(vT); t++ {
 		lo, n := vT[t], vT[t+1]-vT[t]
-		g.add(node{name: fmt.Sprintf("lm.t%d", t), op: "gemv", layer: -1,
-			params: append([]param{{"n_off", int64(lo)}, {"n", int64(n)}, {"k", int64(m.Hidden)}}, g.num(param{"out", int64(m.Vocab)}, param{"out_elem", accBytes}, param{"round_bf16", 1})...),
-			reads:  []access{whole(hf, vec(m.Hidden, actBytes)), {buf: lmW, off: uint64(lo * m.Hidden * actBytes), length: uint64(n * m.Hidden * actBytes)}},
+		g.add(node{name: fmt.Sprintf("lm.t%d", t), op: lmOp, layer: -1,
+			params: append(append([]param{{"n_off", int64(lo)}, {"n", int64(n)}, {"k", int64(m.Hidden)}}, g.num(param{"out", int64(m.Vocab)}, param{"out_elem", accBytes}, param{"round_bf16", 1})...), lmEps...),
+			reads:  append([]access{whole(lmIn, vec(m.Hidden, actBytes)), {buf: lmW, off: uint64(lo * m.Hidden * actBytes), length: uint64(n * m.Hidden * actBytes)}}, lmNorm...),
 			writes: []access{cols(logits, B, m.Vocab, lo, n, accBytes)},
-			needs:  []need{g.all(nfG)}, signals: []int32{lmG}})
+			needs:  []need{lmNeed}, signals: []int32{lmG}})
 	}
 	g.next()
 	g.add(node{name: "argmax", op: "argmax", layer: -1, params: g.num(param{"vocab", int64(m.Vocab)}),

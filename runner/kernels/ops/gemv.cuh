@@ -32,17 +32,20 @@ __device__ __forceinline__ float dot8(uint4 w, uint4 x, float acc) {
   return acc;
 }
 
-// gemv_store writes output element j of batch row b.
-__device__ __forceinline__ void gemv_store(const u64 *W, u8 *H, u64 b, u64 j, u64 n, u64 elem, u64 rnd, float s) {
-  const u64 y = row_addr(ACC(W, 0), b, elem * n);
-  if (elem == 2) stbf(H, y + 2 * j, s);
+// gemv_store writes output element j of batch row b to the output access
+// Y: bf16 or fp32 (rounded to bf16 first with rnd), or with a residual
+// access Res, bf16(res + bf16(s)) (runner/op_gemv_add.go).
+__device__ __forceinline__ void gemv_store(const u64 *Y, const u64 *Res, u8 *H, u64 b, u64 j, u64 n, u64 elem, u64 rnd, float s) {
+  const u64 y = row_addr(Y, b, elem * n);
+  if (Res) stbf(H, y + 2 * j, ldbf(H, row_addr(Res, b, 2 * n) + 2 * j) + rbf(s));
+  else if (elem == 2) stbf(H, y + 2 * j, s);
   else stf(H, y + 4 * j, rnd ? rbf(s) : s);
 }
 
-// gemv_vec is the vector path for NB batch rows b0 .. b0+NB-1, with U
-// loads in flight per lane.
+// gemv_vec is the vector path for NB batch rows b0 .. b0+NB-1 of x (X:
+// row b0, in global or shared memory), with U loads in flight per lane.
 template <int NB, int U>
-__device__ __forceinline__ void gemv_vec(const u64 *W, u8 *H, u64 xa, u64 wa, u64 b0, u64 n, u64 k, u64 elem, u64 rnd) {
+__device__ __forceinline__ void gemv_vec(const u8 *X, u8 *H, u64 wa, const u64 *Y, const u64 *Res, u64 b0, u64 n, u64 k, u64 elem, u64 rnd) {
   const u32 lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarp = blockDim.x >> 5;
   const u32 chunks = (u32)(k / 8);
   const u32 G = 32 * U;                    // chunks per group
@@ -60,7 +63,6 @@ __device__ __forceinline__ void gemv_vec(const u64 *W, u8 *H, u64 xa, u64 wa, u6
   float acc[NB];
 #pragma unroll
   for (int q = 0; q < NB; q++) acc[q] = 0.f;
-  const u8 *xb = H + xa + 2 * b0 * k;
   for (;;) {
     u32 ng = g + 1, nj = j;
     if (ng == groups) ng = 0, nj = j + nwarp;
@@ -77,7 +79,7 @@ __device__ __forceinline__ void gemv_vec(const u64 *W, u8 *H, u64 xa, u64 wa, u6
       if (c < chunks) {
 #pragma unroll
         for (int q = 0; q < NB; q++) {
-          const uint4 x = *(const uint4 *)(xb + 2 * ((u64)q * k + 8 * (u64)c));
+          const uint4 x = *(const uint4 *)(X + 2 * ((u64)q * k + 8 * (u64)c));
           acc[q] = dot8(w, x, acc[q]);
         }
       }
@@ -86,7 +88,7 @@ __device__ __forceinline__ void gemv_vec(const u64 *W, u8 *H, u64 xa, u64 wa, u6
 #pragma unroll
       for (int q = 0; q < NB; q++) {
         const float s = warp_sum(acc[q]);
-        if (lane == 0) gemv_store(W, H, b0 + q, j, n, elem, rnd, s);
+        if (lane == 0) gemv_store(Y, Res, H, b0 + q, j, n, elem, rnd, s);
         acc[q] = 0.f;
       }
     }
@@ -95,16 +97,17 @@ __device__ __forceinline__ void gemv_vec(const u64 *W, u8 *H, u64 xa, u64 wa, u6
   }
 }
 
-__device__ void op_gemv(const u64 *T, const u64 *R, const u64 *W, u8 *H) {
-  const u64 B = T[TASK_ARG0], n = T[TASK_ARG0 + 1], k = T[TASK_ARG0 + 2];
-  const u64 elem = T[TASK_ARG0 + 3], rnd = T[TASK_ARG0 + 4];
-  const u64 xa = ACC(R, 0)[0], wa = ACC(R, 1)[0];
+// gemv_run computes y = x·Wᵀ for the B rows of x (X, contiguous rows of k
+// bf16; xvec: 16-byte aligned) and the n weight rows at wa, into Y (with
+// Res, added to the residual). Batch rows share weight loads in groups of
+// 8 and 4 on the vector path, of GEMV_BATCH on the scalar one.
+__device__ void gemv_run(const u8 *X, bool xvec, u8 *H, u64 wa, const u64 *Y, const u64 *Res, u64 B, u64 n, u64 k, u64 elem, u64 rnd) {
   const u32 lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarp = blockDim.x >> 5;
-  const bool vec = k % 8 == 0 && xa % 16 == 0 && wa % 16 == 0;
-  if (vec) {
+  if (k % 8 == 0 && xvec && wa % 16 == 0) {
     u64 b0 = 0;
-    for (; B - b0 >= 4; b0 += 4) gemv_vec<4, 4>(W, H, xa, wa, b0, n, k, elem, rnd);
-    for (; b0 < B; b0++) gemv_vec<1, GEMV_U>(W, H, xa, wa, b0, n, k, elem, rnd);
+    for (; B - b0 >= 8; b0 += 8) gemv_vec<8, 2>(X + 2 * b0 * k, H, wa, Y, Res, b0, n, k, elem, rnd);
+    for (; B - b0 >= 4; b0 += 4) gemv_vec<4, 4>(X + 2 * b0 * k, H, wa, Y, Res, b0, n, k, elem, rnd);
+    for (; b0 < B; b0++) gemv_vec<1, GEMV_U>(X + 2 * b0 * k, H, wa, Y, Res, b0, n, k, elem, rnd);
     return;
   }
   for (u64 b0 = 0; b0 < B; b0 += GEMV_BATCH) {
@@ -118,15 +121,66 @@ __device__ void op_gemv(const u64 *T, const u64 *R, const u64 *W, u8 *H) {
         const float wv = ldbf_w(H, wr + 2 * i);
 #pragma unroll
         for (int q = 0; q < GEMV_BATCH; q++)
-          if (q < nb) acc[q] += ldbf(H, xa + 2 * ((b0 + q) * k + i)) * wv;
+          if (q < nb) acc[q] += ldbf(X, 2 * ((b0 + q) * k + i)) * wv;
       }
 #pragma unroll
       for (int q = 0; q < GEMV_BATCH; q++) {
         if (q < nb) {
           const float s = warp_sum(acc[q]);
-          if (lane == 0) gemv_store(W, H, b0 + q, j, n, elem, rnd, s);
+          if (lane == 0) gemv_store(Y, Res, H, b0 + q, j, n, elem, rnd, s);
         }
       }
     }
   }
+}
+
+__device__ void op_gemv(const u64 *T, const u64 *R, const u64 *W, u8 *H) {
+  const u64 B = T[TASK_ARG0], n = T[TASK_ARG0 + 1], k = T[TASK_ARG0 + 2];
+  const u64 xa = ACC(R, 0)[0];
+  gemv_run(H + xa, xa % 16 == 0, H, ACC(R, 1)[0], ACC(W, 0), 0, B, n, k, T[TASK_ARG0 + 3], T[TASK_ARG0 + 4]);
+}
+
+// gemv_add: a GEMV tile added to the residual (runner/op_gemv_add.go).
+__device__ void op_gemv_add(const u64 *T, const u64 *R, const u64 *W, u8 *H) {
+  const u64 B = T[TASK_ARG0], n = T[TASK_ARG0 + 1], k = T[TASK_ARG0 + 2];
+  const u64 xa = ACC(R, 0)[0];
+  gemv_run(H + xa, xa % 16 == 0, H, ACC(R, 1)[0], ACC(W, 0), ACC(R, 2), B, n, k, 2, 0);
+}
+
+// norm_smem writes RMSNorm of the B rows of x (k bf16 each, at xa) with
+// the weight at wa into the block's scratch, rounded as op_rmsnorm rounds,
+// and returns it (B·k ≤ MaxNormElems, checked by the runner).
+__device__ const u8 *norm_smem(u8 *H, u64 xa, u64 wa, u64 B, u64 k, float eps) {
+  u16 *xs = (u16 *)s_att;
+  for (u64 b = 0; b < B; b++) {
+    const u64 x = xa + 2 * k * b;
+    float s = 0.f;
+    for (u64 i = threadIdx.x; i < k; i += blockDim.x) {
+      const float v = ldbf(H, x + 2 * i);
+      s += v * v;
+    }
+    s = block_sum(s);
+    const float inv = rsqrtf(s / (float)k + eps);
+    for (u64 i = threadIdx.x; i < k; i += blockDim.x) xs[b * k + i] = f2bf(ldbf_w(H, wa + 2 * i) * rbf(ldbf(H, x + 2 * i) * inv));
+  }
+  __syncthreads();
+  return (const u8 *)xs;
+}
+
+// norm_gemv: a GEMV tile of RMSNorm(x) (runner/op_norm_gemv.go).
+__device__ void op_norm_gemv(const u64 *T, const u64 *R, const u64 *W, u8 *H) {
+  const u64 B = T[TASK_ARG0], n = T[TASK_ARG0 + 1], k = T[TASK_ARG0 + 2];
+  const u8 *X = norm_smem(H, ACC(R, 0)[0], ACC(R, 2)[0], B, k, __uint_as_float((u32)T[TASK_ARG0 + 5]));
+  gemv_run(X, true, H, ACC(R, 1)[0], ACC(W, 0), 0, B, n, k, T[TASK_ARG0 + 3], T[TASK_ARG0 + 4]);
+}
+
+// norm_gate_up: RMSNorm, the gate and up tiles and SiLU·mul of them
+// (runner/op_norm_gate_up.go).
+__device__ void op_norm_gate_up(const u64 *T, const u64 *R, const u64 *W, u8 *H) {
+  const u64 B = T[TASK_ARG0], n = T[TASK_ARG0 + 1], k = T[TASK_ARG0 + 2];
+  const u8 *X = norm_smem(H, ACC(R, 0)[0], ACC(R, 3)[0], B, k, __uint_as_float((u32)T[TASK_ARG0 + 3]));
+  gemv_run(X, true, H, ACC(R, 1)[0], ACC(W, 0), 0, B, n, k, 2, 0);
+  gemv_run(X, true, H, ACC(R, 2)[0], ACC(W, 1), 0, B, n, k, 2, 0);
+  __syncthreads(); // gate and up are written
+  silu_rows(ACC(W, 0), ACC(W, 1), ACC(W, 2), H, B, n);
 }
