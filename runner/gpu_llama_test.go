@@ -64,6 +64,8 @@ type llamaRef struct {
 	EmbedShift int       `json:"embed_shift"`
 	HeadShift  int       `json:"head_shift"`
 	HeadEmbed  bool      `json:"head_from_embed"`
+	HeadRoll   int       `json:"head_roll"` // rows
+	Untie      bool      `json:"untie"`
 	First      int32     `json:"first"`
 	Steps      int       `json:"steps"`
 	Vocab      int       `json:"vocab"`
@@ -177,7 +179,7 @@ func TestGPULlamaDecode(t *testing.T) {
 				tile = 64
 			}
 			tile = tileOr(tile)
-			var ts Tensors = SeededTensors{Seed: ref.Seed, Untied: !m.Tied, EmbedShift: ref.EmbedShift, HeadShift: ref.HeadShift, HeadFromEmbed: ref.HeadEmbed}
+			var ts Tensors = SeededTensors{Seed: ref.Seed, Untied: !m.Tied || ref.Untie, EmbedShift: ref.EmbedShift, HeadShift: ref.HeadShift, HeadFromEmbed: ref.HeadEmbed, HeadRoll: ref.HeadRoll * m.Hidden}
 			weights := "seeded"
 			if st, err := OpenSafetensors(filepath.Join(dir, "model.safetensors")); err == nil {
 				defer st.Close()
@@ -274,7 +276,7 @@ func TestGPULlamaDecode(t *testing.T) {
 					}
 					if outDir != "" {
 						b, _ := json.MarshalIndent(r, "", " ")
-						os.WriteFile(filepath.Join(outDir, fmt.Sprintf("decode-%s-%s-s%d%s.json", name, sname, ref.EmbedShift, map[bool]string{true: "h"}[ref.HeadEmbed])), b, 0o644)
+						os.WriteFile(filepath.Join(outDir, fmt.Sprintf("decode-%s-%s-s%d%s%s.json", name, sname, ref.EmbedShift, map[bool]string{true: "h"}[ref.HeadEmbed], map[bool]string{true: fmt.Sprintf("r%d", ref.HeadRoll)}[ref.HeadRoll != 0])), b, 0o644)
 					}
 				})
 			}

@@ -471,6 +471,19 @@ func TestSeededTensorsScale(t *testing.T) {
 	if string(e) != string(h) {
 		t.Error("HeadFromEmbed: lm_head differs from the embedding")
 	}
+	// HeadRoll r: lm_head element i is embedding element (i + r) mod n,
+	// negative rolls included.
+	for _, r := range []int{64, n - 1, -64, 3 * n} {
+		rolled := tied
+		rolled.HeadRoll = r
+		hr, _ := rolled.Tensor("lm_head.weight", n)
+		for i := 0; i < n; i++ {
+			j := ((i+r)%n + n) % n
+			if hr[2*i] != e[2*j] || hr[2*i+1] != e[2*j+1] {
+				t.Fatalf("HeadRoll %d: element %d is not embedding element %d", r, i, j)
+			}
+		}
+	}
 }
 
 // seededGolden are the bf16 bits of SeededTensors{Seed: 1}'s first four

@@ -152,6 +152,15 @@ type SeededTensors struct {
 	// (its name's key and EmbedShift): a separate tensor with the same
 	// bytes, for untied shapes.
 	HeadFromEmbed bool
+	// HeadRoll, with HeadFromEmbed, rolls the lm head against the
+	// embedding by that many elements: element i of lm_head.weight is the
+	// embedding's element (i + HeadRoll) mod its size. A roll of r rows
+	// (r × hidden elements) makes the logit of token j the embedding of
+	// token j + r against the residual stream, so that under a large
+	// EmbedShift greedy decoding steps through the vocabulary (t, t − r,
+	// t − 2r, ...) instead of repeating one token: a token test that a
+	// wrong token or position fed back would fail (docs/GPU.md).
+	HeadRoll int
 }
 
 // Has reports whether the tensor exists: every name does, except
@@ -166,8 +175,13 @@ func (s SeededTensors) Tensor(name string, n int) ([]byte, error) {
 }
 
 func (s SeededTensors) fill(name string, out []byte) {
+	n := len(out) / 2
+	roll := 0
 	if name == "lm_head.weight" && s.HeadFromEmbed {
 		name = "model.embed_tokens.weight"
+		if n > 0 {
+			roll = ((s.HeadRoll % n) + n) % n
+		}
 	}
 	key := fnv1a32(name) + uint32(s.Seed)*0x85EBCA6B
 	norm := isNorm(name)
@@ -178,10 +192,13 @@ func (s SeededTensors) fill(name string, out []byte) {
 	case "lm_head.weight":
 		scale = float32(math.Ldexp(1, s.HeadShift-28))
 	}
-	n := len(out) / 2
 	parallelFor(n, 1<<16, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
-			u := int32(mix32(key+uint32(i)*0x9E3779B9)>>8) - 1<<23
+			j := i + roll
+			if j >= n {
+				j -= n
+			}
+			u := int32(mix32(key+uint32(j)*0x9E3779B9)>>8) - 1<<23
 			var v float32
 			if norm {
 				v = 1 + float32(u)*(1.0/(1<<26))

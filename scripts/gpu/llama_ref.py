@@ -62,18 +62,21 @@ def mix32(x):
     return x
 
 
-def seeded(name, n, seed, device, embed_shift=0, head_shift=0, head_from_embed=False):
+def seeded(name, n, seed, device, embed_shift=0, head_shift=0, head_from_embed=False, head_roll=0):
     """runner.SeededTensors: element i of tensor `name`, as bf16 (the
     embedding scaled by 2**embed_shift, lm_head by 2**head_shift; with
-    head_from_embed an lm_head equal to the embedding)."""
+    head_from_embed an lm_head equal to the embedding, rolled by head_roll
+    elements: element i is the embedding's element (i + head_roll) mod n)."""
+    roll = 0
     if head_from_embed and name == "lm_head.weight":
         name = "model.embed_tokens.weight"
+        roll = head_roll % n
     key = (fnv1a32(name) + seed * 0x85EBCA6B) & M32
     out = torch.empty(n, dtype=torch.bfloat16, device=device)
     chunk = 1 << 26
     for lo in range(0, n, chunk):
         i = torch.arange(lo, min(n, lo + chunk), dtype=torch.int64, device=device)
-        x = (key + mulmod32(i, 0x9E3779B9)) & M32
+        x = (key + mulmod32((i + roll) % n, 0x9E3779B9)) & M32
         u = (mix32(x) >> 8) - (1 << 23)
         if name.endswith("norm.weight") or name.endswith("layernorm.weight"):
             v = 1.0 + u.to(torch.float32) * (2.0 ** -26)
@@ -99,10 +102,11 @@ def check_golden(device):
             raise SystemExit(f"seeded init differs from Go for {name}: {[hex(v) for v in got]} != {[hex(v) for v in want]}")
 
 
-def build(name, dtype, seed, device, embed_shift=0, head_shift=0, head_from_embed=False):
+def build(name, dtype, seed, device, embed_shift=0, head_shift=0, head_from_embed=False, head_roll=0, untie=False):
     from transformers import LlamaConfig, LlamaForCausalLM
 
     H, I, L, NH, KV, D, V, eps, theta, tied = MODELS[name]
+    tied = tied and not untie
     kw = dict(vocab_size=V, hidden_size=H, intermediate_size=I, num_hidden_layers=L,
               num_attention_heads=NH, num_key_value_heads=KV, head_dim=D, rms_norm_eps=eps,
               max_position_embeddings=8192, tie_word_embeddings=tied, attention_bias=False,
@@ -124,7 +128,7 @@ def build(name, dtype, seed, device, embed_shift=0, head_shift=0, head_from_embe
     for pname, p in model.state_dict().items():
         if tied and pname == "lm_head.weight":
             continue
-        sd[pname] = seeded(pname, p.numel(), seed, device, embed_shift, head_shift, head_from_embed).view(p.shape)
+        sd[pname] = seeded(pname, p.numel(), seed, device, embed_shift, head_shift, head_from_embed, head_roll * H).view(p.shape)
     with torch.no_grad():
         for pname, p in model.named_parameters():
             if pname in sd:
@@ -168,13 +172,15 @@ def main():
     ap.add_argument("--embed-shift", type=int, default=0, help="embedding scaled by 2**N (SeededTensors.EmbedShift)")
     ap.add_argument("--head-shift", type=int, default=0, help="lm_head scaled by 2**N (SeededTensors.HeadShift)")
     ap.add_argument("--head-from-embed", action="store_true", help="untied lm_head equal to the embedding (SeededTensors.HeadFromEmbed)")
+    ap.add_argument("--head-roll", type=int, default=0, help="with --head-from-embed: lm_head row j is embedding row j+N (SeededTensors.HeadRoll = N x hidden)")
+    ap.add_argument("--untie", action="store_true", help="an untied lm_head for a tied shape (SmolLM2, Llama-3.2)")
     a = ap.parse_args()
     dev = "cuda"
     t0 = time.time()
     check_golden(dev)
     d = os.path.join(a.out, a.model)
     os.makedirs(d, exist_ok=True)
-    model, sd, cfg = build(a.model, torch.bfloat16, a.seed, dev, a.embed_shift, a.head_shift, a.head_from_embed)
+    model, sd, cfg = build(a.model, torch.bfloat16, a.seed, dev, a.embed_shift, a.head_shift, a.head_from_embed, a.head_roll, a.untie)
     if a.safetensors:
         from safetensors.torch import save_file
         save_file({k: v.contiguous() for k, v in sd.items()}, os.path.join(d, "model.safetensors"))
@@ -183,7 +189,7 @@ def main():
     attn = getattr(model.config, "_attn_implementation", "?")
     del model
     torch.cuda.empty_cache()
-    m32, _, _ = build(a.model, torch.float32, a.seed, dev, a.embed_shift, a.head_shift, a.head_from_embed)
+    m32, _, _ = build(a.model, torch.float32, a.seed, dev, a.embed_shift, a.head_shift, a.head_from_embed, a.head_roll, a.untie)
     with torch.no_grad():
         seq = torch.tensor([[a.first] + tb[:-1]], device=dev)
         lf = m32(input_ids=seq).logits[0].float().cpu()
@@ -197,7 +203,7 @@ def main():
     import transformers
     ref = {
         "model": a.model, "seed": a.seed, "embed_shift": a.embed_shift, "head_shift": a.head_shift,
-        "head_from_embed": a.head_from_embed,
+        "head_from_embed": a.head_from_embed, "head_roll": a.head_roll, "untie": a.untie,
         "first": a.first, "steps": a.steps, "vocab": MODELS[a.model][6],
         "tokens_bf16": tb, "tokens_fp32": tf, "top2_gap_bf16": gaps, "attn_implementation": attn,
         "bf16_vs_fp32_max_abs": noise_abs, "bf16_vs_fp32_rel": noise_rel,
@@ -208,7 +214,7 @@ def main():
         json.dump(ref, f)
     agree = sum(x == y for x, y in zip(tb, tf))
     prefix = next((i for i, (x, y) in enumerate(zip(tb, tf)) if x != y), a.steps)
-    print(f"{a.model} embed_shift {a.embed_shift} head_shift {a.head_shift} head_from_embed {a.head_from_embed}: bf16 tokens {tb[:16]}... {len(set(tb))} distinct; "
+    print(f"{a.model} embed_shift {a.embed_shift} head_shift {a.head_shift} head_from_embed {a.head_from_embed} head_roll {a.head_roll} untie {a.untie}: bf16 tokens {tb[:16]}... {len(set(tb))} distinct; "
           f"fp32 agrees on {agree}/{a.steps} (first {prefix} equal); min top-2 gap {min(gaps):.4g}; "
           f"PyTorch bf16 vs fp32 logits: max abs {noise_abs:.4g}, rel {noise_rel:.4g}; {ref['seconds']} s")
 
