@@ -480,6 +480,10 @@ func TestGPULlamaBench(t *testing.T) {
 				if err := strategyConfig(&cfg, sname); err != nil {
 					t.Fatal(err)
 				}
+				if cfg.Fuse && batch*m.Hidden > llamagen.FusedNormElems {
+					t.Logf("%s %s batch %d: not fused (batch × hidden %d > %d)", name, sname, batch, batch*m.Hidden, llamagen.FusedNormElems)
+					continue
+				}
 				opt := Options{Init: LlamaSource(SeededTensors{Seed: 1, Untied: !m.Tied}), BlockThreads: blockThreads(), Timeout: 5 * time.Second, PrefetchBytes: prefetchBytes()}
 				var heap *Resident
 				var resident time.Duration

@@ -33,11 +33,15 @@ const (
 	elemBF16 elemKind = iota // 2-byte bfloat16
 	elemF32                  // 4-byte float32
 	elemI32                  // 4-byte int32, compared exactly
+	elemPair                 // 8 bytes: an fp32 value and an int32 index, compared exactly
 )
 
 func (k elemKind) size() uint64 {
-	if k == elemBF16 {
+	switch k {
+	case elemBF16:
 		return 2
+	case elemPair:
+		return 8
 	}
 	return 4
 }
@@ -86,7 +90,7 @@ func (o *numOp) kinds(a *[numArgs]uint64) []elemKind {
 }
 
 // numOps lists the numeric operations, in op-code order.
-var numOps = []*numOp{opEmbed, opRMSNorm, opGEMV, opRoPE, opKVAppend, opAttention, opAttnPartial, opAttnCombine, opResidualAdd, opSiLUMul, opArgmax, opNormGEMV, opGEMVAdd, opNormGateUp, opRoPEAppend}
+var numOps = []*numOp{opEmbed, opRMSNorm, opGEMV, opRoPE, opKVAppend, opAttention, opAttnPartial, opAttnCombine, opResidualAdd, opSiLUMul, opArgmax, opNormGEMV, opGEMVAdd, opNormGateUp, opRoPEAppend, opNormGEMVArgmax, opArgmaxTiles}
 
 // numByName maps an op name to its numeric operation.
 var numByName = func() map[string]*numOp {

@@ -29,6 +29,15 @@ func (s randomSource) Fill(p *schedule.Program, buf int, dst []byte) error {
 		for i := 0; i+4 <= len(dst); i += 4 {
 			binary.LittleEndian.PutUint32(dst[i:], uint32(r.IntN(s.vocab)))
 		}
+	case b.Name == "lm.best": // (logit, index) pairs with ties and NaN tiles
+		for i := 0; i+8 <= len(dst); i += 8 {
+			stF32(dst, uint64(i), float32(r.IntN(40))/4)
+			idx := int32(r.IntN(s.vocab))
+			if r.IntN(8) == 0 {
+				idx = -1
+			}
+			stU32(dst, uint64(i+4), uint32(idx))
+		}
 	case strings.HasSuffix(b.Name, ".part") || strings.HasSuffix(b.Name, ".lse") || b.Name == "logits":
 		for i := 0; i+4 <= len(dst); i += 4 {
 			v := float32(r.NormFloat64() * 3)
@@ -92,6 +101,19 @@ func compareOutputs(p *schedule.Program, want, got map[string][]byte) error {
 		k := kinds[wi]
 		for r := uint64(0); r < a.RowCount(); r++ {
 			lo := uint64(a.Offset) + r*a.Stride
+			if k == elemPair {
+				// The tile's best pair, exactly, of the device's own logits.
+				a0 := t.Writes[0]
+				lg := got[p.Buffers[a0.Buffer].Name]
+				v, i := bestLogit(lg, uint64(a0.Offset)+r*a0.Stride, a0.Length/4)
+				if i >= 0 {
+					i += t.Params["n_off"]
+				}
+				if gv, gi := ldF32(g, lo), int64(int32(ldU32(g, lo+4))); gi != i || (i >= 0 && gv != v) {
+					return fmt.Errorf("%s: write %d (%s) row %d: pair (%g, %d), the logits' best is (%g, %d)", t.Name, wi, name, r, gv, gi, v, i)
+				}
+				continue
+			}
 			for off := lo; off < lo+a.Length; off += k.size() {
 				var rv, gv float64
 				switch k {

@@ -21,22 +21,24 @@ const (
 	opMix   = 5
 	opMixAt = 6
 
-	opCodeEmbed        = 16
-	opCodeRMSNorm      = 17
-	opCodeGEMV         = 18
-	opCodeRoPE         = 19
-	opCodeKVAppend     = 20
-	opCodeAttention    = 21
-	opCodeAttnPartial  = 22
-	opCodeAttnCombine  = 23
-	opCodeResidualAdd  = 24
-	opCodeSiLUMul      = 25
-	opCodeArgmax       = 26
-	opCodeNormGEMV     = 27
-	opCodeGEMVAdd      = 28
-	opCodeNormGateUp   = 29
-	opCodeRoPEAppend   = 30
-	opCodeFirstNumeric = opCodeEmbed
+	opCodeEmbed          = 16
+	opCodeRMSNorm        = 17
+	opCodeGEMV           = 18
+	opCodeRoPE           = 19
+	opCodeKVAppend       = 20
+	opCodeAttention      = 21
+	opCodeAttnPartial    = 22
+	opCodeAttnCombine    = 23
+	opCodeResidualAdd    = 24
+	opCodeSiLUMul        = 25
+	opCodeArgmax         = 26
+	opCodeNormGEMV       = 27
+	opCodeGEMVAdd        = 28
+	opCodeNormGateUp     = 29
+	opCodeRoPEAppend     = 30
+	opCodeNormGEMVArgmax = 31
+	opCodeArgmaxTiles    = 32
+	opCodeFirstNumeric   = opCodeEmbed
 )
 
 // Ops lists the byte operations the runner executes, by the name a task

@@ -23,6 +23,8 @@
 #define OP_GEMV_ADD 28
 #define OP_NORM_GATE_UP 29
 #define OP_ROPE_APPEND 30
+#define OP_NORM_GEMV_ARGMAX 31
+#define OP_ARGMAX_TILES 32
 #define OP_FIRST_NUMERIC 16
 
 // Words of a task record: op, seed, k, c, first read, reads, first write,

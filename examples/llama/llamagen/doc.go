@@ -32,6 +32,18 @@
 // layer-scaled thresholds, as MPK does. [Barrier] replaces counters by
 // per-layer grid barriers between stages.
 //
+// A layer is twelve dependent stages (thirteen with split-KV): norm,
+// q/k/v, RoPE, KV append, attention, o, add, norm, gate/up, SiLU·mul,
+// down, add. [Config.Fuse] emits five: q/k/v tiles that normalize their
+// input themselves (norm_gemv), RoPE with the KV append per kv-head group
+// (rope_append), attention, o tiles that add their columns to the
+// residual (gemv_add), gate/up tiles that normalize, project and apply
+// SiLU·mul (norm_gate_up), and down tiles with the residual add; the lm
+// head normalizes too and picks each tile's best token (norm_gemv_argmax)
+// for a final pick over one pair per tile (argmax_tiles). Fused and
+// unfused schedules compute the same numbers; verify checks the fused
+// footprints like any others.
+//
 // # Strategies
 //
 // [RoundRobin] and [Balanced] (cost-sorted LPT per stage) build static

@@ -17,6 +17,7 @@ const (
 	actBytes   = 2 // bf16 activations and weights
 	accBytes   = 4 // fp32 logits and split-KV partials
 	tokenBytes = 4 // int32 token ids
+	pairBytes  = 8 // an fp32 logit and its int32 index
 )
 
 // Config selects what [Generate] builds. The zero value of every knob but
@@ -82,8 +83,10 @@ type Config struct {
 	// RMSNorm fused into the GEMVs that read it (q/k/v: norm_gemv; gate
 	// and up with SiLU·mul: norm_gate_up; the lm head), RoPE and the KV
 	// append in one task per kv-head group (rope_append), and the residual
-	// adds fused into the o and down projections (gemv_add). The numbers
-	// computed are the same; the tasks between the stages, and their
+	// adds fused into the o and down projections (gemv_add); the lm-head
+	// tiles (norm_gemv_argmax) each pick their best token and one task
+	// picks among their pairs (argmax_tiles). The numbers computed are the
+	// same; the tasks between the stages, and their
 	// hops, are gone. It needs Batch × Hidden ≤ FusedNormElems and no
 	// Pages.
 	Fuse bool
@@ -728,13 +731,33 @@ func (g *gen) graph() {
 		g.next()
 		lmNeed = g.all(nfG)
 	}
-	for t := 0; t+1 < len(vT); t++ {
+	// Fused, every lm-head tile also writes its best (logit, index) pair,
+	// and the final argmax reads one pair per tile.
+	nt := len(vT) - 1
+	var best schedule.BufferRef
+	if c.Fuse {
+		lmOp = "norm_gemv_argmax"
+		best = b.Buffer("lm.best", schedule.KindScratch, vec(nt, pairBytes))
+	}
+	for t := 0; t < nt; t++ {
 		lo, n := vT[t], vT[t+1]-vT[t]
-		g.add(node{name: fmt.Sprintf("lm.t%d", t), op: lmOp, layer: -1,
-			params: append(append([]param{{"n_off", int64(lo)}, {"n", int64(n)}, {"k", int64(m.Hidden)}}, g.num(param{"out", int64(m.Vocab)}, param{"out_elem", accBytes}, param{"round_bf16", 1})...), lmEps...),
+		writes := []access{cols(logits, B, m.Vocab, lo, n, accBytes)}
+		ps := append(append([]param{{"n_off", int64(lo)}, {"n", int64(n)}, {"k", int64(m.Hidden)}}, g.num(param{"out", int64(m.Vocab)}, param{"out_elem", accBytes}, param{"round_bf16", 1})...), lmEps...)
+		if c.Fuse {
+			writes = append(writes, cols(best, B, nt, t, 1, pairBytes))
+			ps = append(ps, param{"tile", int64(t)}, param{"tiles", int64(nt)})
+		}
+		g.add(node{name: fmt.Sprintf("lm.t%d", t), op: lmOp, layer: -1, params: ps,
 			reads:  append([]access{whole(lmIn, vec(m.Hidden, actBytes)), {buf: lmW, off: uint64(lo * m.Hidden * actBytes), length: uint64(n * m.Hidden * actBytes)}}, lmNorm...),
-			writes: []access{cols(logits, B, m.Vocab, lo, n, accBytes)},
-			needs:  []need{lmNeed}, signals: []int32{lmG}})
+			writes: writes, needs: []need{lmNeed}, signals: []int32{lmG}})
+	}
+	if c.Fuse {
+		g.next()
+		g.add(node{name: "argmax", op: "argmax_tiles", layer: -1, params: g.num(param{"tiles", int64(nt)}),
+			reads:  []access{whole(best, vec(nt, pairBytes))},
+			writes: []access{whole(next, vec(1, tokenBytes))},
+			needs:  []need{g.all(lmG)}})
+		return
 	}
 	g.next()
 	g.add(node{name: "argmax", op: "argmax", layer: -1, params: g.num(param{"vocab", int64(m.Vocab)}),

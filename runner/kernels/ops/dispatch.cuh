@@ -18,6 +18,8 @@ __device__ void run_numeric(u64 op, const u64 *T, const u64 *R, const u64 *W, u8
   case OP_GEMV_ADD: op_gemv_add(T, R, W, H); break;
   case OP_NORM_GATE_UP: op_norm_gate_up(T, R, W, H); break;
   case OP_ROPE_APPEND: op_rope_append(T, R, W, H); break;
+  case OP_NORM_GEMV_ARGMAX: op_norm_gemv_argmax(T, R, W, H); break;
+  case OP_ARGMAX_TILES: op_argmax_tiles(T, R, W, H); break;
   default: __trap();
   }
 }
