@@ -13,6 +13,7 @@ cat > "$tmp/shim.h" <<'H'
 #define __shared__ __attribute__((shared))
 #define __forceinline__ __inline__ __attribute__((always_inline))
 #define __noinline__ __attribute__((noinline))
+#define __align__(n) __attribute__((aligned(n)))
 #define __launch_bounds__(...) __attribute__((launch_bounds(__VA_ARGS__)))
 #include <__clang_cuda_builtin_vars.h>
 struct alignas(16) uint4 { unsigned int x, y, z, w; };
