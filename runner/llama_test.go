@@ -368,7 +368,7 @@ func TestNumericRefusals(t *testing.T) {
 		}},
 		{"fused residual columns", `task "L1.o.t1" (op gemv_add): read 2 (buffer "L0.x"): offset`, func(p *schedule.Program) { task(p, "L1.o.t1").Reads[2].Offset = 0 }},
 		{"gate and up weights", `task "L0.gu.t1" (op norm_gate_up): read 2 (buffer "w.L0.wup"): offset`, func(p *schedule.Program) { task(p, "L0.gu.t1").Reads[2].Offset = 0 }},
-		{"rope append cache row", `task "L0.rope.g1" (op rope_append): write 1 (buffer "L0.kcache"): offset`, func(p *schedule.Program) { task(p, "L0.rope.g1").Params["pos"] = 4 }},
+		{"rope append cache row", `task "L0.rope.g1" (op rope_append): write 1 (buffer "L0.kcache"): offset`, func(p *schedule.Program) { task(p, "L0.rope.g1").Params.Set("pos", 4) }},
 	} {
 		p := fusedBase()
 		tc.edit(p)

@@ -107,7 +107,8 @@ func compareOutputs(p *schedule.Program, want, got map[string][]byte) error {
 				lg := got[p.Buffers[a0.Buffer].Name]
 				v, i := bestLogit(lg, uint64(a0.Offset)+r*a0.Stride, a0.Length/4)
 				if i >= 0 {
-					i += t.Params["n_off"]
+					off, _ := t.Params.Get("n_off")
+					i += off
 				}
 				if gv, gi := ldF32(g, lo), int64(int32(ldU32(g, lo+4))); gi != i || (i >= 0 && gv != v) {
 					return fmt.Errorf("%s: write %d (%s) row %d: pair (%g, %d), the logits' best is (%g, %d)", t.Name, wi, name, r, gv, gi, v, i)
