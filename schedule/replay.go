@@ -6,8 +6,11 @@ import (
 	"slices"
 )
 
-// Event is one step of an execution: thread Thread executes its Step-th
-// operation in normal form (see [Lower]).
+// Event is one event of an execution: an ordinary step, thread Thread
+// executes its Step-th operation in normal form (see [Lower]), or a macro
+// event that a replay expands into ordinary steps: a hold ([Hold]) or an
+// advance ([Advance]). Its JSON forms are {"thread":3,"step":5},
+// {"hold":3,"at":5} and {"advance":true} (see [Event.MarshalJSON]).
 type Event struct {
 	Thread int32 `json:"thread"`
 	Step   int32 `json:"step"`
@@ -34,7 +37,9 @@ type State struct {
 	holding         int   // claimed, unfinished non-simple dynamic tasks
 	guards          []int // per thread: guard length (dynamic threads)
 	simple          []bool
-	trace           []Event
+	trace           []Event // ordinary steps only: macro events are expanded
+	holds           []int32 // per thread: the position it is held before, or -1; nil until the first hold
+	nholds          int     // threads held until the next advance
 	// happens-before bookkeeping
 	lastFence []int32   // per thread: event index of its latest cross-worker fence, or -1
 	releases  [][]relEv // per sync object (counters, then barriers, then semaphores)
@@ -160,6 +165,9 @@ func (m *Machine) Clone() *Machine {
 		s.releases[i] = slices.Clone(r)
 	}
 	s.observed = append(make([]int32, 0, len(m.observed)+cloneRoom), m.observed...)
+	if m.holds != nil {
+		s.holds = slices.Clone(m.holds)
+	}
 	return c
 }
 
@@ -291,30 +299,25 @@ func (s *State) Enabled(th int) error {
 	if s.Finished(th) {
 		return fmt.Errorf("%s has finished", s.form.ThreadName(s.p, th))
 	}
-	if th < s.form.Workers && th >= s.Started {
+	switch b := s.blocked(th); b.kind {
+	case blockFinished:
+		return fmt.Errorf("%s has finished", s.form.ThreadName(s.p, th))
+	case blockResident:
 		return fmt.Errorf("worker %d is not resident: %d of %d slots are held by workers that have not exited", th, s.Started-s.exited(), s.capacity())
-	}
-	if th >= s.form.Workers && s.Pos[th] == 0 {
-		if !s.guardHolds(th) {
+	case blockFree:
+		return fmt.Errorf("%s cannot be claimed: no worker is free (%d finished, %d held by dynamic tasks)", s.form.ThreadName(s.p, th), s.finishedStarted-s.exited(), s.holding)
+	case blockObject:
+		if b.guard {
 			return fmt.Errorf("%s cannot be claimed: its guard does not hold", s.form.ThreadName(s.p, th))
 		}
-		if !s.workerFree(th) {
-			return fmt.Errorf("%s cannot be claimed: no worker is free (%d finished, %d held by dynamic tasks)", s.form.ThreadName(s.p, th), s.finishedStarted-s.exited(), s.holding)
-		}
-	}
-	op := s.form.Threads[th].Ops[s.Pos[th]]
-	switch op.Kind {
-	case OpWait:
-		if v := s.Counters[op.Object]; v < op.Value {
-			return fmt.Errorf("%s: counter %s is %d, below %d", s.form.ThreadName(s.p, th), s.p.Counters[op.Object].Name, v, op.Value)
-		}
-	case OpAwait:
-		if v := s.Arrivals[op.Object]; v < op.Value {
-			return fmt.Errorf("%s: barrier %s has %d arrivals, below %d", s.form.ThreadName(s.p, th), s.p.Barriers[op.Object].Name, v, op.Value)
-		}
-	case OpAcquire:
-		if v := s.Tokens[op.Object]; v < op.Value {
-			return fmt.Errorf("%s: semaphore %s holds %d tokens, below %d", s.form.ThreadName(s.p, th), s.p.Semaphores[op.Object].Name, v, op.Value)
+		op := b.op
+		switch op.Kind {
+		case OpWait:
+			return fmt.Errorf("%s: counter %s is %d, below %d", s.form.ThreadName(s.p, th), s.p.Counters[op.Object].Name, s.Counters[op.Object], op.Value)
+		case OpAwait:
+			return fmt.Errorf("%s: barrier %s has %d arrivals, below %d", s.form.ThreadName(s.p, th), s.p.Barriers[op.Object].Name, s.Arrivals[op.Object], op.Value)
+		default:
+			return fmt.Errorf("%s: semaphore %s holds %d tokens, below %d", s.form.ThreadName(s.p, th), s.p.Semaphores[op.Object].Name, s.Tokens[op.Object], op.Value)
 		}
 	}
 	return nil
@@ -325,13 +328,13 @@ func (s *State) Enabled(th int) error {
 func (s *State) Stuck() bool {
 	unfinished := false
 	for th := range s.form.Threads {
-		if s.Finished(th) {
+		switch s.blocked(th).kind {
+		case blockFinished:
 			continue
-		}
-		unfinished = true
-		if s.Enabled(th) == nil {
+		case canMove:
 			return false
 		}
+		unfinished = true
 	}
 	return unfinished
 }
@@ -346,8 +349,20 @@ func (s *State) AllFinished() bool {
 	return true
 }
 
-// Step executes one event, or returns an error saying why it is not enabled.
+// Step executes one event, or returns an error saying why it cannot:
+// an ordinary step that is not enabled or that a hold forbids, a hold
+// that is out of range or a second hold of a thread before one advance,
+// or a malformed event. An advance always executes (see [Advance]).
 func (m *Machine) Step(ev Event) error {
+	switch {
+	case ev.IsHold():
+		return m.hold(ev)
+	case ev.IsAdvance():
+		m.Advance()
+		return nil
+	case !ev.valid():
+		return fmt.Errorf("not an event: %s", ev)
+	}
 	th := int(ev.Thread)
 	if err := m.Enabled(th); err != nil {
 		return err
@@ -355,6 +370,16 @@ func (m *Machine) Step(ev Event) error {
 	if ev.Step != m.Pos[th] {
 		return fmt.Errorf("%s is at step %d, not %d", m.form.ThreadName(m.p, th), m.Pos[th], ev.Step)
 	}
+	if m.heldAt(th) {
+		return fmt.Errorf("%s is held before step %d until the next advance", m.form.ThreadName(m.p, th), m.holds[th])
+	}
+	m.exec(th)
+	return nil
+}
+
+// exec executes thread th's next operation, which is enabled.
+func (m *Machine) exec(th int) {
+	ev := Event{Thread: int32(th), Step: m.Pos[th]}
 	op := m.form.Threads[th].Ops[ev.Step]
 	at := int32(len(m.trace))
 	m.trace = append(m.trace, ev)
@@ -422,22 +447,34 @@ func (m *Machine) Step(ev Event) error {
 		m.dynLeft--
 		m.startWorkers()
 	}
-	return nil
 }
 
 // Replay executes trace from the initial state of a program and returns
-// the state it reaches. It refuses, with the event's index and the reason,
-// any event that is not enabled when it comes, and an invalid (or nil)
-// program with its validation error, returning no state.
+// the state it reaches, expanding holds and advances (see [Advance]) into
+// the ordinary steps they stand for: the state's [State.Trace] holds
+// those. It refuses, with the event's index and the reason, any event that
+// cannot execute when it comes ([Machine.Step]) and a hold that no
+// advance follows, and an invalid (or nil) program with its validation
+// error, returning no state.
 func Replay(p *Program, trace []Event) (*State, error) {
 	m, err := NewMachine(p)
 	if err != nil {
 		return nil, err
 	}
+	lastHold := -1
 	for i, ev := range trace {
 		if err := m.Step(ev); err != nil {
-			return &m.State, fmt.Errorf("event %d (thread %d, step %d): %w", i, ev.Thread, ev.Step, err)
+			return &m.State, fmt.Errorf("event %d (%s): %w", i, ev, err)
 		}
+		switch {
+		case ev.IsHold():
+			lastHold = i
+		case ev.IsAdvance():
+			lastHold = -1
+		}
+	}
+	if lastHold >= 0 {
+		return &m.State, fmt.Errorf("event %d (%s): no advance follows the hold", lastHold, trace[lastHold])
 	}
 	return &m.State, nil
 }

@@ -49,7 +49,7 @@ func TestReplayRefusals(t *testing.T) {
 		{"skipped-step", coop, []schedule.Event{ev(0, 0), ev(0, 2)}, "event 1 (thread 0, step 2): worker 0 is at step 1, not 2", "steps cannot be skipped"},
 		{"finished", coop, cat(run(0, 0, 3), []schedule.Event{ev(0, 3)}), "event 3 (thread 0, step 3): worker 0 has finished", "a finished thread has no next step"},
 		{"unknown-thread", coop, []schedule.Event{ev(5, 0)}, "no thread 5 (have 2)", "only lowered threads exist"},
-		{"negative-thread", coop, []schedule.Event{ev(-1, 0)}, "no thread -1", "thread ids are non-negative"},
+		{"negative-thread", coop, []schedule.Event{ev(-2, 0)}, "event 0 (malformed event {thread -2, step 0}): not an event", "thread ids are non-negative, -1 only in an advance"},
 		{"not-resident", oneSlot, []schedule.Event{ev(1, 0)}, "worker 1 is not resident: 1 of 1 slots are held by workers that have not exited", "non-cooperative launches start workers as slots free"},
 		{"resident-after-finish", oneSlot, cat(run(0, 0, 3), run(1, 0, 3)), "", "worker 1 starts once worker 0 finishes"},
 		{"cooperative-all-resident", coop, cat(run(0, 0, 3), run(1, 0, 3)), "", "the handoff completes"},
