@@ -17,6 +17,12 @@ const (
 	minimiseSteps  = 1 << 21
 )
 
+// compactOver is the length past which a witness is offered in compact
+// form (holds and advances, see [schedule.Advance]): up to it, a trace of
+// ordinary steps reads better than the macros that stand for it. Tests
+// lower it to put every witness through the compact candidates.
+var compactOver = 24
+
 // keepRawWitnesses turns minimisation off, for tests that compare the
 // analyses' own witnesses with their minimised forms.
 var keepRawWitnesses = false
@@ -70,17 +76,21 @@ func (z *minimiser) spent() bool {
 	return z.trials >= minimiseTrials || z.steps >= minimiseSteps || z.ctx.Err() != nil
 }
 
-// accepts replays tr and judges the state it reaches.
+// accepts replays tr, expanding its macro events, and judges the state it
+// reaches as [schedule.CheckWitness] does.
 func (z *minimiser) accepts(tr []schedule.Event) bool {
 	z.trials++
 	m := z.base.Clone()
+	defer func() { z.steps += len(m.Trace()) }()
+	held := false
 	for _, e := range tr {
 		z.steps++
 		if m.Step(e) != nil {
 			return false
 		}
+		held = m.HoldsPending() > 0
 	}
-	return m.Exhibits(z.code, z.tasks) == nil
+	return !held && m.Exhibits(z.code, z.tasks) == nil
 }
 
 // minimise returns a witness of a finding no longer than w. For races,
@@ -94,18 +104,45 @@ func (z *minimiser) accepts(tr []schedule.Event) bool {
 // event of any thread is left out as long as the judge still accepts; at
 // the fixed point no thread's last event can be left out. A witness the judge does not accept is returned
 // as it is; every witness returned is accepted.
+//
+// A witness still longer than [compactOver] events is then replaced by
+// the first compact candidate ([minimiser.compact]) the judge accepts
+// that is shorter; where the cone does not apply, the candidates are
+// tried on the analysis' witness first, which spares the trimming.
 func (z *minimiser) minimise(code string, tasks []int, w []schedule.Event) []schedule.Event {
 	z.code, z.tasks, z.trials = code, tasks, 0
 	if z.spent() {
 		return w
 	}
 	if c := z.cone(w); c != nil {
-		if len(c) < len(w) && z.accepts(c) {
-			return c
+		if len(c) >= len(w) || !z.accepts(c) {
+			c = w
 		}
-		return w
+		if len(c) > compactOver {
+			if k := z.compact(c); k != nil {
+				return k
+			}
+		}
+		return c
 	}
-	if fam := Family(code); (fam == "deadlock" || fam == CodeOccupancy) && z.monotone() {
+	if len(w) > compactOver {
+		if k := z.compact(w); k != nil {
+			return k
+		}
+	}
+	m := z.trimmed(w)
+	if len(m) > compactOver && len(m) < len(w) {
+		if k := z.compact(m); k != nil {
+			return k
+		}
+	}
+	return m
+}
+
+// trimmed is the minimisation of a witness whose cone does not apply: a
+// monotone deadlock's witness as it is, otherwise [minimiser.trim].
+func (z *minimiser) trimmed(w []schedule.Event) []schedule.Event {
+	if fam := Family(z.code); (fam == "deadlock" || fam == CodeOccupancy) && z.monotone() {
 		// Every event of a run is enabled when it comes and stays
 		// enabled: left out, it would leave its thread able to move, so
 		// no stuck state is shorter than the run that reached it.
@@ -346,4 +383,148 @@ func (z *minimiser) dispatchFree() bool {
 // tokens away (counters and barrier arrivals only grow).
 func (z *minimiser) monotone() bool {
 	return z.dispatchFree() && len(z.base.Program().Semaphores) == 0
+}
+
+// compact returns the first of the compact candidates for witness w of
+// the finding (see [minimiser.candidates]) that is shorter than w and that
+// the judge accepts, or nil.
+func (z *minimiser) compact(w []schedule.Event) []schedule.Event {
+	for _, c := range z.candidates(w) {
+		if z.spent() {
+			return nil
+		}
+		if len(c) < len(w) && z.accepts(c) {
+			return c
+		}
+	}
+	return nil
+}
+
+// candidates lists compact witnesses for the finding, shortest first.
+// Where enabled operations stay enabled ([minimiser.monotone]) the state
+// an advance reaches under given holds is the greatest one reachable
+// below them, so:
+//   - a deadlock, an occupancy stall or a counter overflow is [advance];
+//   - a race between bodies a and b holds both threads right after their
+//     begins, then advances;
+//   - an uninitialized read holds the reader right after its begin (and,
+//     in a second candidate, the threads of the tasks that write what it
+//     reads before their bodies), then advances.
+//
+// Then, from the state w reaches, one that holds the threads of the
+// finding's tasks where w leaves them, and one that holds every thread w
+// moves or leaves unfinished where it leaves it. With semaphores or
+// dispatch that depends on threads finishing the greedy order matters and
+// any of them may fail; the judge decides each.
+func (z *minimiser) candidates(w []schedule.Event) [][]schedule.Event {
+	p, form := z.base.Program(), z.base.Form()
+	adv := schedule.Advance()
+	var out [][]schedule.Event
+	// holds renders holds as events in thread order, then the advance;
+	// nil when a thread is held twice.
+	holds := func(hs map[int]int) []schedule.Event {
+		ths := make([]int, 0, len(hs))
+		for th := range hs {
+			ths = append(ths, th)
+		}
+		slices.Sort(ths)
+		c := make([]schedule.Event, 0, len(ths)+1)
+		for _, th := range ths {
+			c = append(c, schedule.Hold(th, hs[th]))
+		}
+		return append(c, adv)
+	}
+	// afterBegin holds task t's thread right after its begin.
+	afterBegin := func(hs map[int]int, t int) bool {
+		th, b := bodyStep(form, p, t)
+		if th < 0 {
+			return false
+		}
+		if _, dup := hs[th]; dup {
+			return false
+		}
+		hs[th] = b + 1
+		return true
+	}
+	fam := Family(z.code)
+	switch {
+	case fam == "deadlock" || z.code == CodeOccupancy || z.code == CodeCounterOverflow:
+		out = append(out, []schedule.Event{adv})
+	case z.code == CodeRaceScope:
+	case fam == "race":
+		if hs := map[int]int{}; len(z.tasks) >= 2 && afterBegin(hs, z.tasks[0]) && afterBegin(hs, z.tasks[1]) {
+			out = append(out, holds(hs))
+		}
+	case z.code == CodeUninitializedRead:
+		if hs := map[int]int{}; len(z.tasks) >= 1 && afterBegin(hs, z.tasks[0]) {
+			out = append(out, holds(hs))
+			r := z.tasks[0]
+			rth, _ := bodyStep(form, p, r)
+			for t := range p.Tasks {
+				if t == r || !writesOver(p, t, r) {
+					continue
+				}
+				th, b := bodyStep(form, p, t)
+				if th < 0 || th == rth {
+					continue
+				}
+				if at, ok := hs[th]; !ok || b < at {
+					hs[th] = b
+				}
+				if len(hs) >= compactOver {
+					break
+				}
+			}
+			if len(hs) > 1 && len(hs) < compactOver {
+				out = append(out, holds(hs))
+			}
+		}
+	}
+	// From the state w reaches.
+	m := z.base.Clone()
+	for _, e := range w {
+		z.steps++
+		if m.Step(e) != nil {
+			return out
+		}
+	}
+	hs := map[int]int{}
+	for _, t := range z.tasks {
+		if th := threadOf(form, p, t); th >= 0 {
+			hs[th] = int(m.Pos[th])
+		}
+	}
+	if len(hs) > 0 {
+		out = append(out, holds(hs))
+	}
+	moved := map[int]int{}
+	for _, e := range w {
+		if e.IsStep() {
+			moved[int(e.Thread)] = int(m.Pos[e.Thread])
+		}
+	}
+	for th := range form.Threads {
+		if !m.Finished(th) {
+			moved[th] = int(m.Pos[th])
+		}
+	}
+	if len(moved) > 0 && len(moved) < compactOver {
+		out = append(out, holds(moved))
+	}
+	return out
+}
+
+// bodyStep is the thread of task t and the position of its body's begin
+// in it, or -1, -1.
+func bodyStep(form *schedule.Form, p *schedule.Program, t int) (th, begin int) {
+	th = threadOf(form, p, t)
+	if th < 0 {
+		return -1, -1
+	}
+	for i, op := range form.Threads[th].Ops {
+		if op.Kind == schedule.OpBegin && int(op.Task) == t {
+			return th, i
+		}
+	}
+	return -1, -1
 }

@@ -72,7 +72,7 @@ func TestMinimiseRandomPrograms(t *testing.T) {
 	if testing.Short() {
 		n = 300
 	}
-	trimmed, coned := 0, 0
+	trimmed, coned, compacted := 0, 0, 0
 	keepRawWitnesses = true
 	defer func() { keepRawWitnesses = false }()
 	for i := 0; i < n; i++ {
@@ -100,6 +100,10 @@ func TestMinimiseRandomPrograms(t *testing.T) {
 				}
 				t.Fatalf("seed %d: %s %v: minimised witness refused: %v", i, f.Code, f.Tasks, err)
 			}
+			if schedule.Expands(w) {
+				compacted++ // TestCompactWitnesses checks these
+				continue
+			}
 			if z.cone(f.Witness) != nil {
 				coned++
 				continue
@@ -120,7 +124,73 @@ func TestMinimiseRandomPrograms(t *testing.T) {
 	if trimmed < 20 || coned < 20 {
 		t.Errorf("%d witnesses trimmed and %d reduced to cones: too few to test", trimmed, coned)
 	}
-	t.Logf("%d witnesses trimmed, %d reduced to cones", trimmed, coned)
+	t.Logf("%d witnesses trimmed, %d reduced to cones, %d compact", trimmed, coned, compacted)
+}
+
+// With every witness offered in compact form, every witness Run returns
+// on random programs (semaphores, dynamic tasks that hold workers and
+// residency included) is accepted by the judge, no longer than the
+// analysis' own, and compact ones occur for every family, in programs with
+// semaphores and with dynamic tasks too.
+func TestCompactWitnesses(t *testing.T) {
+	gen := progen.Program(progen.Small())
+	n := 1200
+	if testing.Short() {
+		n = 300
+	}
+	defer func(c int) { compactOver = c }(compactOver)
+	byFamily := map[string]int{}
+	sem, dyn := 0, 0
+	for i := 0; i < n; i++ {
+		p := gen.Example(i)
+		keepRawWitnesses = true
+		plain, err := Run(context.Background(), p, Config{})
+		keepRawWitnesses = false
+		if err != nil {
+			t.Fatal(err)
+		}
+		compactOver = 0
+		r, err := Run(context.Background(), p, Config{Sanity: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(r.Findings) != len(plain.Findings) {
+			t.Fatalf("seed %d: %d findings with compact witnesses, %d without", i, len(r.Findings), len(plain.Findings))
+		}
+		for k, f := range r.Findings {
+			if !f.HasWitness() {
+				continue
+			}
+			if err := schedule.CheckWitness(p, f.Code, f.Tasks, f.Witness); err != nil {
+				if schedule.CheckWitness(p, f.Code, f.Tasks, plain.Findings[k].Witness) != nil {
+					continue // the analysis' own witness is refused: kept as it is
+				}
+				t.Fatalf("seed %d: %s %v: compact witness %v refused: %v", i, f.Code, f.Tasks, f.Witness, err)
+			}
+			if len(f.Witness) > len(plain.Findings[k].Witness) {
+				t.Fatalf("seed %d: %s: compact witness of %d events, the analysis' own of %d", i, f.Code, len(f.Witness), len(plain.Findings[k].Witness))
+			}
+			if !schedule.Expands(f.Witness) {
+				continue
+			}
+			byFamily[Family(f.Code)]++
+			if len(p.Semaphores) > 0 {
+				sem++
+			}
+			if slices.ContainsFunc(p.Tasks, func(t schedule.Task) bool { return t.Worker == schedule.Dynamic }) {
+				dyn++
+			}
+		}
+	}
+	for _, fam := range []string{"race", "deadlock", CodeUninitializedRead} {
+		if byFamily[fam] < 5 {
+			t.Errorf("%d compact %s witnesses: too few to test", byFamily[fam], fam)
+		}
+	}
+	if sem < 5 || dyn < 5 {
+		t.Errorf("%d compact witnesses in programs with semaphores, %d with dynamic tasks: too few", sem, dyn)
+	}
+	t.Logf("compact witnesses by family %v; %d with semaphores, %d with dynamic tasks", byFamily, sem, dyn)
 }
 
 // BenchmarkMinimise times Run on the 5,805-task Llama schedule with one
