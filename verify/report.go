@@ -88,10 +88,17 @@ type Location struct {
 }
 
 // ReportEvent is one event of a witness, a [schedule.Event] with what it
-// does and the state it leaves.
+// does and the state it leaves. Thread and Step are the event's own
+// fields, so a hold or an advance (see [schedule.Advance]) keeps its Go
+// encoding there; in JSON an event takes the form of its
+// [schedule.Event]: "thread" and "step", "hold" and "at", or
+// "advance": true, followed by the annotations.
 type ReportEvent struct {
 	Thread int32 `json:"thread"`
 	Step   int32 `json:"step"`
+	// Advance is set for an advance event (its JSON form
+	// {"advance":true,...}).
+	Advance bool `json:"advance,omitempty"`
 	// ThreadName names the thread as [schedule.Form.ThreadName] does:
 	// "worker 3", or `task "x"` for a dynamic task's thread.
 	ThreadName string `json:"thread_name,omitempty"`
@@ -116,8 +123,93 @@ type ReportEvent struct {
 	// overflows, the last steps of a race.scope pair.
 	Marked bool `json:"marked,omitempty"`
 	// Path is the JSON path of the step in the input document: the
-	// task's for its body's begin and end.
+	// task's for its body's begin and end; for a hold, the path of the
+	// step it holds its thread before.
 	Path string `json:"path,omitempty"`
+	// Executed is the number of steps an advance runs, Spans the steps
+	// [From, To) it runs of each thread it moves, in thread order, and
+	// Marks the steps among them that matter, annotated (the advance is
+	// then Marked). A hold is Marked when it holds a thread of the
+	// finding's tasks; its Op names the step it stops before.
+	Executed int           `json:"executed,omitempty"`
+	Spans    []ReportSpan  `json:"spans,omitempty"`
+	Marks    []ReportEvent `json:"marks,omitempty"`
+}
+
+// ReportSpan is the part of one thread that an advance runs: its steps
+// from From up to, not including, To.
+type ReportSpan struct {
+	Thread     int32  `json:"thread"`
+	ThreadName string `json:"thread_name,omitempty"`
+	From       int32  `json:"from"`
+	To         int32  `json:"to"`
+}
+
+// Event is the [schedule.Event] the report event stands for.
+func (e *ReportEvent) Event() schedule.Event {
+	return schedule.Event{Thread: e.Thread, Step: e.Step}
+}
+
+// reportEventJSON is ReportEvent's JSON form: the keys of one of the
+// three event forms, then the annotations.
+type reportEventJSON struct {
+	Thread     *int32        `json:"thread,omitempty"`
+	Step       *int32        `json:"step,omitempty"`
+	Hold       *int32        `json:"hold,omitempty"`
+	At         *int32        `json:"at,omitempty"`
+	Advance    bool          `json:"advance,omitempty"`
+	ThreadName string        `json:"thread_name,omitempty"`
+	Task       string        `json:"task,omitempty"`
+	Op         string        `json:"op,omitempty"`
+	Object     string        `json:"object,omitempty"`
+	Value      *uint64       `json:"value,omitempty"`
+	Marked     bool          `json:"marked,omitempty"`
+	Path       string        `json:"path,omitempty"`
+	Executed   int           `json:"executed,omitempty"`
+	Spans      []ReportSpan  `json:"spans,omitempty"`
+	Marks      []ReportEvent `json:"marks,omitempty"`
+}
+
+// MarshalJSON writes the event in the JSON form of its schedule.Event,
+// then its annotations.
+func (e ReportEvent) MarshalJSON() ([]byte, error) {
+	q := reportEventJSON{ThreadName: e.ThreadName, Task: e.Task, Op: e.Op, Object: e.Object, Value: e.Value,
+		Marked: e.Marked, Path: e.Path, Executed: e.Executed, Spans: e.Spans, Marks: e.Marks}
+	switch ev := e.Event(); {
+	case ev.IsStep():
+		q.Thread, q.Step = &e.Thread, &e.Step
+	case ev.IsHold():
+		at := int32(ev.HoldAt())
+		q.Hold, q.At = &e.Thread, &at
+	case ev.IsAdvance():
+		q.Advance = true
+	default:
+		return nil, fmt.Errorf("verify: report event of a %s", ev)
+	}
+	return marshalPlain(q)
+}
+
+// UnmarshalJSON reads what MarshalJSON writes.
+func (e *ReportEvent) UnmarshalJSON(data []byte) error {
+	var q reportEventJSON
+	if err := json.Unmarshal(data, &q); err != nil {
+		return err
+	}
+	*e = ReportEvent{ThreadName: q.ThreadName, Task: q.Task, Op: q.Op, Object: q.Object, Value: q.Value,
+		Marked: q.Marked, Path: q.Path, Executed: q.Executed, Spans: q.Spans, Marks: q.Marks}
+	switch {
+	case q.Thread != nil && q.Step != nil && q.Hold == nil && q.At == nil && !q.Advance:
+		e.Thread, e.Step = *q.Thread, *q.Step
+	case q.Hold != nil && q.At != nil && q.Thread == nil && q.Step == nil && !q.Advance:
+		ev := schedule.Hold(int(*q.Hold), int(*q.At))
+		e.Thread, e.Step = ev.Thread, ev.Step
+	case q.Advance && q.Thread == nil && q.Step == nil && q.Hold == nil && q.At == nil:
+		ev := schedule.Advance()
+		e.Thread, e.Step, e.Advance = ev.Thread, ev.Step, true
+	default:
+		return fmt.Errorf("verify: a report event has the keys of one of a step, a hold or an advance: %s", data)
+	}
+	return nil
 }
 
 // MarshalJSON writes "witness" and "witness_length" exactly when the
@@ -147,8 +239,8 @@ func (f *ReportFinding) Events() []schedule.Event {
 		return nil
 	}
 	out := make([]schedule.Event, len(f.Witness))
-	for i, e := range f.Witness {
-		out[i] = schedule.Event{Thread: e.Thread, Step: e.Step}
+	for i := range f.Witness {
+		out[i] = f.Witness[i].Event()
 	}
 	return out
 }
@@ -211,7 +303,7 @@ func (r *Result) ReportAt(p *schedule.Program, loc schedule.Locator) *Report {
 func bare(w []schedule.Event) []ReportEvent {
 	out := make([]ReportEvent, len(w))
 	for i, e := range w {
-		out[i] = ReportEvent{Thread: e.Thread, Step: e.Step}
+		out[i] = ReportEvent{Thread: e.Thread, Step: e.Step, Advance: e.IsAdvance()}
 	}
 	return out
 }

@@ -1,7 +1,9 @@
 package verify
 
 import (
+	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/megaproof/megaproof/schedule"
@@ -167,58 +169,87 @@ func (a *annotator) finding(f *Finding, rf *ReportFinding) {
 	}
 	m := a.m
 	form := m.Form()
-	events := make([]ReportEvent, len(f.Witness))
-	ops := make([]schedule.Op, len(f.Witness)) // Task -1: the event names no op
+	// The expanded trace: the witness's ordinary steps, with each hold and
+	// advance replaced by the steps it stands for, and for each step the
+	// witness event it comes from.
+	x, origin := f.Witness, []int(nil)
+	if schedule.Expands(f.Witness) {
+		x, origin = expand(m, f.Witness)
+	}
+	from := func(k int) int {
+		if origin == nil {
+			return k
+		}
+		return origin[k]
+	}
+	ops := make([]schedule.Op, len(x)) // Task -1: the event names no op
+	objs := make([]int, len(x))        // objKey of the op's object, or -1
+	vals := make([]uint64, len(x))
 	replayed := true
+	okUpTo := len(x) // steps [0, okUpTo) replay
 	overflowAt := -1
-	for i, e := range f.Witness {
-		ev := ReportEvent{Thread: e.Thread, Step: e.Step}
-		th, s := int(e.Thread), int(e.Step)
-		ops[i].Task = -1
-		if th >= 0 && th < len(form.Threads) && s >= 0 && s < len(form.Threads[th].Ops) {
-			op := form.Threads[th].Ops[s]
-			ops[i] = op
-			ev.ThreadName = form.ThreadName(p, th)
-			ev.Task = p.Tasks[op.Task].Name
-			op.Task = -1 // Describe then leaves the task out
-			ev.Op = p.Describe(op)
-			ev.Object = objectName(p, op)
-			ev.Path = a.stepPath(form, th, s)
+	for k, e := range x {
+		th, st := int(e.Thread), int(e.Step)
+		ops[k].Task, objs[k] = -1, -1
+		if e.IsStep() && th < len(form.Threads) && st < len(form.Threads[th].Ops) {
+			ops[k] = form.Threads[th].Ops[st]
+			objs[k] = objKey(p, ops[k])
 		}
 		if replayed {
-			over := ops[i].Kind == schedule.OpSignal && m.Overflowed[ops[i].Object]
+			over := ops[k].Kind == schedule.OpSignal && m.Overflowed[ops[k].Object]
 			if m.Step(e) != nil {
-				replayed = false
+				replayed, okUpTo = false, k
 			} else {
-				if ev.Object != "" {
-					v := objectValue(&m.State, ops[i])
-					ev.Value = &v
+				if objs[k] >= 0 {
+					vals[k] = objectValue(&m.State, ops[k])
 				}
-				if ops[i].Kind == schedule.OpSignal && !over && m.Overflowed[ops[i].Object] {
-					overflowAt = i // the last overflow: a counter's witness ends at its own
+				if ops[k].Kind == schedule.OpSignal && !over && m.Overflowed[ops[k].Object] {
+					overflowAt = k // the last overflow: a counter's witness ends at its own
 				}
 			}
 		}
-		events[i] = ev
 	}
-	rf.Witness = events
 	if replayed {
 		a.st = &m.State
 	}
-	mark := func(i int, role string) {
-		events[i].Marked = true
-		if role != "" && events[i].Path != "" {
-			addLoc(Location{Path: events[i].Path, Task: events[i].Task, Role: role})
+	// step annotates step k of the expanded trace.
+	step := func(k int) ReportEvent {
+		e := x[k]
+		ev := ReportEvent{Thread: e.Thread, Step: e.Step}
+		if ops[k].Task < 0 {
+			return ev
+		}
+		op := ops[k]
+		th, st := int(e.Thread), int(e.Step)
+		ev.ThreadName = form.ThreadName(p, th)
+		ev.Task = p.Tasks[op.Task].Name
+		op.Task = -1 // Describe then leaves the task out
+		ev.Op = p.Describe(op)
+		ev.Object = objectName(p, op)
+		ev.Path = a.stepPath(form, th, st)
+		if ev.Object != "" && k < okUpTo {
+			v := vals[k]
+			ev.Value = &v
+		}
+		return ev
+	}
+	marked := make([]bool, len(x))
+	roles := make([]string, len(x))
+	mark := func(k int, role string) {
+		marked[k] = true
+		if role != "" {
+			roles[k] = role
 		}
 	}
-	lastOf := func(keep func(i int) bool) int {
-		for i := len(events) - 1; i >= 0; i-- {
-			if keep(i) {
-				return i
+	lastOf := func(keep func(k int) bool) int {
+		for k := len(x) - 1; k >= 0; k-- {
+			if keep(k) {
+				return k
 			}
 		}
 		return -1
 	}
+	heldMatter := map[int]bool{} // threads whose holds matter
 	switch fam := Family(f.Code); {
 	case f.Code == CodeRaceScope:
 		if !replayed {
@@ -231,8 +262,9 @@ func (a *annotator) finding(f *Finding, rf *ReportFinding) {
 			if th < 0 {
 				continue
 			}
-			if i := lastOf(func(i int) bool { return int(f.Witness[i].Thread) == th && int(ops[i].Task) == t }); i >= 0 {
-				events[i].Marked = true
+			heldMatter[th] = true
+			if k := lastOf(func(k int) bool { return int(x[k].Thread) == th && int(ops[k].Task) == t }); k >= 0 {
+				mark(k, "")
 			}
 			for _, s := range []int{int(m.Pos[th]), int(m.Pos[th]) - 1} {
 				if s < 0 || s >= len(form.Threads[th].Ops) {
@@ -251,9 +283,14 @@ func (a *annotator) finding(f *Finding, rf *ReportFinding) {
 			}
 		}
 	case fam == "race" || f.Code == CodeUninitializedRead:
-		for i, op := range ops {
+		for k, op := range ops {
 			if op.Kind == schedule.OpBegin && slices.Contains(f.Tasks, int(op.Task)) {
-				mark(i, "")
+				mark(k, "")
+			}
+		}
+		for _, t := range f.Tasks {
+			if th := threadOf(form, p, t); th >= 0 {
+				heldMatter[th] = true
 			}
 		}
 	case f.Code == CodeCounterOverflow:
@@ -268,21 +305,160 @@ func (a *annotator) finding(f *Finding, rf *ReportFinding) {
 			if m.Finished(th) {
 				continue
 			}
-			if i := lastOf(func(i int) bool { return int(f.Witness[i].Thread) == th }); i >= 0 {
-				events[i].Marked = true
+			if k := lastOf(func(k int) bool { return int(x[k].Thread) == th }); k >= 0 {
+				mark(k, "")
 			}
 			pos := int(m.Pos[th])
 			blocked := form.Threads[th].Ops[pos]
-			if obj := objectName(p, blocked); obj != "" {
+			if obj := objKey(p, blocked); obj >= 0 {
 				// The last update of what it waits for.
-				if i := lastOf(func(i int) bool { return events[i].Object == obj }); i >= 0 {
-					events[i].Marked = true
+				if k := lastOf(func(k int) bool { return objs[k] == obj }); k >= 0 {
+					mark(k, "")
 				}
 			}
 			task := blocked.Task
 			addLoc(Location{Path: a.stepPath(form, th, pos), Task: p.Tasks[task].Name, Role: "stuck"})
 		}
 	}
+	if origin == nil {
+		events := make([]ReportEvent, len(x))
+		for k := range x {
+			events[k] = step(k)
+			events[k].Marked = marked[k]
+			if roles[k] != "" && events[k].Path != "" {
+				addLoc(Location{Path: events[k].Path, Task: events[k].Task, Role: roles[k]})
+			}
+		}
+		rf.Witness = events
+		return
+	}
+	// A witness with macro events: each ordinary event as above, each
+	// hold and advance described, an advance with the spans of the
+	// threads it moves and the marked steps it runs.
+	events := make([]ReportEvent, len(f.Witness))
+	k := 0
+	for i, e := range f.Witness {
+		switch {
+		case e.IsHold():
+			events[i] = a.holdEvent(form, e)
+			events[i].Marked = heldMatter[int(e.Thread)]
+		case e.IsAdvance():
+			ev := ReportEvent{Thread: e.Thread, Step: e.Step, Advance: true}
+			spans := map[int32]int{}
+			for ; k < len(x) && from(k) == i; k++ {
+				th := x[k].Thread
+				j, ok := spans[th]
+				if !ok {
+					j = len(ev.Spans)
+					spans[th] = j
+					ev.Spans = append(ev.Spans, ReportSpan{Thread: th, ThreadName: form.ThreadName(p, int(th)), From: x[k].Step})
+				}
+				ev.Spans[j].To = x[k].Step + 1
+				ev.Executed++
+				if marked[k] {
+					in := step(k)
+					in.Marked = true
+					ev.Marks = append(ev.Marks, in)
+					ev.Marked = true
+					if roles[k] != "" && in.Path != "" {
+						addLoc(Location{Path: in.Path, Task: in.Task, Role: roles[k]})
+					}
+				}
+			}
+			slices.SortFunc(ev.Spans, func(a, b ReportSpan) int { return int(a.Thread) - int(b.Thread) })
+			ev.Op = fmt.Sprintf("advance: %s steps of %s threads", thousands(ev.Executed), thousands(len(ev.Spans)))
+			events[i] = ev
+			continue
+		default:
+			if k < len(x) && from(k) == i {
+				events[i] = step(k)
+				events[i].Marked = marked[k]
+				if roles[k] != "" && events[i].Path != "" {
+					addLoc(Location{Path: events[i].Path, Task: events[i].Task, Role: roles[k]})
+				}
+				k++
+			} else {
+				events[i] = ReportEvent{Thread: e.Thread, Step: e.Step}
+			}
+		}
+		for k < len(x) && from(k) == i {
+			k++
+		}
+	}
+	rf.Witness = events
+}
+
+// expand replays a witness with macro events on a clone of m and returns
+// its expanded trace, each step with the index of the witness event it
+// comes from; a witness that stops replaying is expanded up to there.
+func expand(m *schedule.Machine, w []schedule.Event) (x []schedule.Event, origin []int) {
+	c := m.Clone()
+	for i, e := range w {
+		if c.Step(e) != nil {
+			if e.IsStep() {
+				// Kept, unreplayed, for the annotation.
+				x = append(slices.Clone(c.Trace()), e)
+				for len(origin) < len(x) {
+					origin = append(origin, i)
+				}
+			}
+			break
+		}
+		for n := len(c.Trace()); len(origin) < n; {
+			origin = append(origin, i)
+		}
+	}
+	if x == nil {
+		x = c.Trace()
+	}
+	return x, origin
+}
+
+// holdEvent annotates a hold: the held thread and the step it stops
+// before.
+func (a *annotator) holdEvent(form *schedule.Form, e schedule.Event) ReportEvent {
+	p := a.p
+	ev := ReportEvent{Thread: e.Thread, Step: e.Step}
+	th, at := int(e.Thread), e.HoldAt()
+	if th >= len(form.Threads) {
+		return ev
+	}
+	ev.ThreadName = form.ThreadName(p, th)
+	ops := form.Threads[th].Ops
+	if at >= len(ops) {
+		ev.Op = "hold after its last step"
+		return ev
+	}
+	op := ops[at]
+	ev.Task = p.Tasks[op.Task].Name
+	ev.Path = a.stepPath(form, th, at)
+	op.Task = -1
+	ev.Op = fmt.Sprintf("hold before step %d (%s)", at, p.Describe(op))
+	return ev
+}
+
+// objKey numbers the sync object op touches across kinds (counters,
+// barriers, semaphores), or -1.
+func objKey(p *schedule.Program, op schedule.Op) int {
+	nc, nb := len(p.Counters), len(p.Barriers)
+	switch op.Kind {
+	case schedule.OpWait, schedule.OpSignal:
+		return int(op.Object)
+	case schedule.OpArrive, schedule.OpAwait:
+		return nc + int(op.Object)
+	case schedule.OpAcquire, schedule.OpRelease:
+		return nc + nb + int(op.Object)
+	}
+	return -1
+}
+
+// thousands renders n with commas between groups of three digits.
+func thousands(n int) string {
+	s := strconv.Itoa(n)
+	for i := len(s) - 3; i > 0 && s[i-1] != '-'; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
 }
 
 // threadOf is the thread of form that runs task t, or -1.

@@ -187,24 +187,54 @@ func writeWitness(sb *strings.Builder, file string, n int, f *verify.ReportFindi
 			gap = false
 		}
 		fmt.Fprintf(sb, "        %s\n", eventLine(i, e))
+		writeMarks(sb, "        ", e)
 	}
 	if gap {
 		fmt.Fprintf(sb, "          ...\n")
 	}
 }
 
+// writeMarks prints, under an advance, the steps that matter among those
+// it runs, at most 16.
+func writeMarks(sb *strings.Builder, indent string, e verify.ReportEvent) {
+	const most = 16
+	for k, m := range e.Marks {
+		if k == most {
+			fmt.Fprintf(sb, "%s       ... and %d more\n", indent, len(e.Marks)-most)
+			break
+		}
+		fmt.Fprintf(sb, "%s       %s\n", indent, markLine(m))
+	}
+}
+
+// markLine renders a step an advance runs: thread, task, the step's
+// place in its thread, operation, and the object's value after it.
+func markLine(e verify.ReportEvent) string {
+	return "↳ " + eventText(e, fmt.Sprintf(" step %d", e.Step))
+}
+
 // eventLine renders one event: mark, number (from 1), thread, task,
-// operation, and the object's value after it.
+// operation, and the object's value after it. An advance is its
+// operation alone.
 func eventLine(i int, e verify.ReportEvent) string {
 	mark := " "
 	if e.Marked {
 		mark = "*"
 	}
+	if e.Advance {
+		return fmt.Sprintf("%s %3d  %s", mark, i+1, firstNonEmpty(clean(e.Op), "advance"))
+	}
+	return fmt.Sprintf("%s %3d  %s", mark, i+1, eventText(e, ""))
+}
+
+// eventText renders an event's thread, task (then at), operation and
+// value.
+func eventText(e verify.ReportEvent, at string) string {
 	who := clean(e.ThreadName)
 	if who == "" {
 		who = fmt.Sprintf("thread %d", e.Thread)
 	}
-	line := fmt.Sprintf("%s %3d  %s", mark, i+1, who)
+	line := who
 	if e.Task != "" && !strings.HasPrefix(e.ThreadName, "task ") {
 		line += " " + quoteName(e.Task)
 	}
@@ -212,7 +242,7 @@ func eventLine(i int, e verify.ReportEvent) string {
 	if op == "" {
 		op = fmt.Sprintf("step %d", e.Step)
 	}
-	line += ": " + op
+	line += at + ": " + op
 	if e.Value != nil {
 		line += fmt.Sprintf(" → %s = %d", clean(e.Object), *e.Value)
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/megaproof/megaproof/schedule"
@@ -17,6 +18,12 @@ operation, the value of the sync object it touches right after it, and its
 JSON path in FILE; events that matter are marked *. Then it says where
 each unfinished thread stands and whether schedule.CheckWitness confirms
 the witness.
+
+A compact witness holds threads before given steps and advances: an
+advance runs every thread greedily until none can move (see
+docs/SEMANTICS.md, "Compact witnesses"). Replay prints it with the steps
+that matter among those it runs, and where the threads stand after it;
+--expand prints every step it runs instead.
 
 --finding N picks the N-th finding of verify's report (from 1); the
 default is the first finding with a witness. --json prints one JSON object
@@ -38,6 +45,9 @@ type replayReport struct {
 	// Error is why not.
 	Confirmed bool   `json:"confirmed"`
 	Error     string `json:"error,omitempty"`
+	// Expanded is, with --expand, the witness with its holds and
+	// advances replaced by the steps they stand for, annotated.
+	Expanded []verify.ReportEvent `json:"expanded,omitempty"`
 }
 
 func runReplay(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
@@ -45,6 +55,7 @@ func runReplay(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	v := &verifier{stdin: stdin, stdout: stdout, stderr: stderr, maxBytes: defaultMaxBytes}
 	n := fs.Int("finding", 0, "replay the `N`-th finding (from 1; default: the first with a witness)")
 	asJSON := fs.Bool("json", false, "print one JSON object")
+	expand := fs.Bool("expand", false, "print the steps each advance of the witness runs, one by one")
 	fs.IntVar(&v.cfg.MaxStates, "max-states", verify.DefaultMaxStates, "the explorer's state `budget`, as for verify")
 	fs.Var((*byteSize)(&v.maxBytes), "max-bytes", "the input size `limit`, in bytes (suffixes KiB, MiB, GiB)")
 	files, err := parseInterspersed(fs, args)
@@ -107,6 +118,13 @@ func runReplay(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if f.HasWitness() {
 		st, _ = schedule.Replay(p, f.Events())
 	}
+	if *expand && st != nil && schedule.Expands(f.Events()) {
+		// The expanded trace, annotated as a witness of ordinary steps.
+		x := *res
+		x.Findings = slices.Clone(res.Findings)
+		x.Findings[i].Witness = st.Trace()
+		out.Expanded = x.ReportAt(p, formatPaths(format, p)).Findings[i].Witness
+	}
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetEscapeHTML(false)
@@ -147,6 +165,25 @@ func writeReplay(w io.Writer, p *schedule.Program, st *schedule.State, r *replay
 				line += "   " + clean(e.Path)
 			}
 			fmt.Fprintf(&sb, "    %s\n", line)
+			if e.Advance && r.Expanded == nil {
+				for _, m := range e.Marks {
+					line := markLine(m)
+					if m.Path != "" {
+						line += "   " + clean(m.Path)
+					}
+					fmt.Fprintf(&sb, "           %s\n", line)
+				}
+			}
+		}
+	}
+	if r.Expanded != nil {
+		fmt.Fprintf(&sb, "  expanded: %d steps (* marks the ones that matter):\n", len(r.Expanded))
+		for i, e := range r.Expanded {
+			line := eventLine(i, e)
+			if e.Path != "" {
+				line += "   " + clean(e.Path)
+			}
+			fmt.Fprintf(&sb, "    %s\n", line)
 		}
 	}
 	if st != nil {
@@ -169,10 +206,36 @@ func writeStanding(sb *strings.Builder, p *schedule.Program, st *schedule.State,
 	stuck := fam == "deadlock" || fam == verify.CodeOccupancy
 	moved := map[int]bool{}
 	for _, e := range f.Witness {
-		moved[int(e.Thread)] = true
+		for _, sp := range e.Spans {
+			moved[int(sp.Thread)] = true
+		}
+		if !e.Advance {
+			moved[int(e.Event().Thread)] = true
+		}
+	}
+	// The threads of the steps that matter first.
+	key := map[int]bool{}
+	for _, e := range f.Witness {
+		if e.Marked && !e.Advance {
+			key[int(e.Event().Thread)] = true
+		}
+		for _, m := range e.Marks {
+			key[int(m.Thread)] = true
+		}
+	}
+	order := make([]int, 0, len(form.Threads))
+	for th := range form.Threads {
+		if key[th] {
+			order = append(order, th)
+		}
+	}
+	for th := range form.Threads {
+		if !key[th] {
+			order = append(order, th)
+		}
 	}
 	var lines []string
-	for th := range form.Threads {
+	for _, th := range order {
 		if st.Finished(th) || (!stuck && !moved[th]) || (stuck && th >= form.Workers && st.Pos[th] == 0 && st.Enabled(th) == nil) {
 			continue
 		}

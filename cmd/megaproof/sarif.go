@@ -188,10 +188,16 @@ type patchOp struct {
 	From  string          `json:"from,omitempty"`
 }
 
-// event is one annotated witness event.
+// event is one annotated witness event: a step ("thread", "step"), a
+// hold ("hold", "at") or an advance ("advance", with the steps that
+// matter among those it runs in "marks").
 type event struct {
 	Thread     int32           `json:"thread"`
 	Step       int32           `json:"step"`
+	Hold       *int32          `json:"hold"`
+	At         int32           `json:"at"`
+	Advance    bool            `json:"advance"`
+	Marks      []event         `json:"marks"`
 	ThreadName string          `json:"thread_name,omitempty"`
 	Task       string          `json:"task,omitempty"`
 	Op         string          `json:"op,omitempty"`
@@ -206,7 +212,15 @@ func (e *event) threadName() string {
 	if e.ThreadName != "" {
 		return e.ThreadName
 	}
-	return "thread " + strconv.Itoa(int(e.Thread))
+	return "thread " + strconv.Itoa(int(e.thread()))
+}
+
+// thread is the thread a step or hold is of.
+func (e *event) thread() int32 {
+	if e.Hold != nil {
+		return *e.Hold
+	}
+	return e.Thread
 }
 
 // findings reads a report's findings through their JSON.
@@ -323,6 +337,11 @@ func (s *sarifWriter) add(r *verify.Report, data []byte) error {
 		for _, e := range f.Witness {
 			if e.Path != "" {
 				paths = append(paths, e.Path)
+			}
+			for _, m := range e.Marks {
+				if m.Path != "" {
+					paths = append(paths, m.Path)
+				}
 			}
 		}
 		for _, op := range f.Patch {
@@ -480,26 +499,29 @@ func firstNonEmpty(ss ...string) string {
 // codeFlow renders a witness as one code flow with a thread flow per
 // thread, each thread's events in trace order; executionOrder is the
 // event's place in the whole trace, marked events are essential, and each
-// location's state holds the sync object's value after the event.
+// location's state holds the sync object's value after the event. A hold
+// is a location of its thread's flow; an advance puts each step that
+// matters among those it runs in its thread's flow (all at the advance's
+// place in the trace), and one without such steps is a location of its
+// own "advance" flow.
 func (s *sarifWriter) codeFlow(f *finding, art int, loc *docIndex) (sarifCodeFlow, bool) {
 	if len(f.Witness) == 0 {
 		return sarifCodeFlow{}, false
 	}
 	flow := sarifCodeFlow{Message: sarifText{fmt.Sprintf("a trace of %d events that reaches the finding", len(f.Witness))}}
-	index := map[int32]int{}
-	for i := range f.Witness {
-		e := &f.Witness[i]
-		k, ok := index[e.Thread]
+	index := map[string]int{}
+	add := func(e *event, key, name string, order int, prefix string) {
+		k, ok := index[key]
 		if !ok {
 			k = len(flow.ThreadFlows)
-			index[e.Thread] = k
-			flow.ThreadFlows = append(flow.ThreadFlows, sarifThreadFlow{ID: e.threadName(), Message: sarifText{e.threadName()}})
+			index[key] = k
+			flow.ThreadFlows = append(flow.ThreadFlows, sarifThreadFlow{ID: name, Message: sarifText{name}})
 		}
-		text := firstNonEmpty(e.Op, "step "+strconv.Itoa(int(e.Step)))
+		text := prefix + firstNonEmpty(e.Op, "step "+strconv.Itoa(int(e.Step)))
 		if e.Task != "" {
 			text = strconv.Quote(e.Task) + ": " + text
 		}
-		tl := sarifThreadFlowLocation{Location: s.where(art, loc, e.Path, e.Task, text), ExecutionOrder: i + 1}
+		tl := sarifThreadFlowLocation{Location: s.where(art, loc, e.Path, e.Task, text), ExecutionOrder: order}
 		if e.Marked {
 			tl.Importance = "essential"
 		}
@@ -507,6 +529,21 @@ func (s *sarifWriter) codeFlow(f *finding, art int, loc *docIndex) (sarifCodeFlo
 			tl.State = map[string]sarifText{e.Object: {strings.Trim(string(e.Value), `"`)}}
 		}
 		flow.ThreadFlows[k].Locations = append(flow.ThreadFlows[k].Locations, tl)
+	}
+	for i := range f.Witness {
+		e := &f.Witness[i]
+		if !e.Advance {
+			add(e, strconv.Itoa(int(e.thread())), e.threadName(), i+1, "")
+			continue
+		}
+		if len(e.Marks) == 0 {
+			add(e, "advance", "advance", i+1, "")
+			continue
+		}
+		for j := range e.Marks {
+			m := &e.Marks[j]
+			add(m, strconv.Itoa(int(m.thread())), m.threadName(), i+1, "in the advance: ")
+		}
 	}
 	return flow, true
 }
