@@ -500,10 +500,10 @@ func firstNonEmpty(ss ...string) string {
 // thread, each thread's events in trace order; executionOrder is the
 // event's place in the whole trace, marked events are essential, and each
 // location's state holds the sync object's value after the event. A hold
-// is a location of its thread's flow; an advance puts each step that
-// matters among those it runs in its thread's flow (all at the advance's
-// place in the trace), and one without such steps is a location of its
-// own "advance" flow.
+// is a location of its thread's flow; an advance, which moves many
+// threads, is a location of an "advance" flow of its own, whose message
+// lists the steps that matter among those it runs and whose region is
+// the first of them.
 func (s *sarifWriter) codeFlow(f *finding, art int, loc *docIndex) (sarifCodeFlow, bool) {
 	if len(f.Witness) == 0 {
 		return sarifCodeFlow{}, false
@@ -536,14 +536,24 @@ func (s *sarifWriter) codeFlow(f *finding, art int, loc *docIndex) (sarifCodeFlo
 			add(e, strconv.Itoa(int(e.thread())), e.threadName(), i+1, "")
 			continue
 		}
-		if len(e.Marks) == 0 {
-			add(e, "advance", "advance", i+1, "")
-			continue
-		}
+		adv := *e
+		var runs []string
 		for j := range e.Marks {
 			m := &e.Marks[j]
-			add(m, strconv.Itoa(int(m.thread())), m.threadName(), i+1, "in the advance: ")
+			if j == 0 {
+				adv.Path, adv.Task = m.Path, m.Task
+			}
+			text := m.threadName() + " step " + strconv.Itoa(int(m.Step)) + ": " + firstNonEmpty(m.Op, "step")
+			if m.Task != "" {
+				text = m.threadName() + " " + strconv.Quote(m.Task) + " step " + strconv.Itoa(int(m.Step)) + ": " + firstNonEmpty(m.Op, "step")
+			}
+			runs = append(runs, text)
 		}
+		if len(runs) > 0 {
+			adv.Op = firstNonEmpty(e.Op, "advance") + ", running " + strings.Join(runs, "; ")
+		}
+		adv.Task = ""
+		add(&adv, "advance", "advance", i+1, "")
 	}
 	return flow, true
 }

@@ -5,7 +5,7 @@ import unittest
 
 from helpers import README_EXAMPLE, REPO, binary, megaproof, racy_twin
 
-from megaproof import Event, Finding, Location, Report, SchemaError, Stats, Verdict
+from megaproof import Event, Finding, Location, Report, SchemaError, Span, Stats, Verdict
 
 
 class SchemaMirror(unittest.TestCase):
@@ -30,6 +30,25 @@ class SchemaMirror(unittest.TestCase):
             with self.subTest(cls=cls.__name__):
                 # has_witness is derived: whether "witness" is present.
                 self.assertEqual(set(props), self.fields(cls) - {"has_witness"})
+        # A span's "from" and "to" are start and stop in Python.
+        self.assertEqual(set(defs["span"]["properties"]) - {"from", "to"} | {"start", "stop"}, self.fields(Span))
+
+    def test_compact_events(self):
+        # The three forms of an event read and write back exactly; a
+        # record mixing them is refused.
+        for rec, kind in [
+            ({"thread": 3, "step": 5, "op": "begin"}, "step"),
+            ({"hold": 3, "at": 5, "op": "hold before step 5 (end)", "marked": True}, "hold"),
+            ({"advance": True, "op": "advance: 7 steps of 2 threads", "executed": 7, "marked": True,
+              "spans": [{"thread": 0, "thread_name": "worker 0", "from": 0, "to": 4}, {"thread": 1, "from": 2, "to": 5}],
+              "marks": [{"thread": 1, "step": 3, "op": "begin", "marked": True}]}, "advance"),
+        ]:
+            e = Event.from_dict(rec)
+            self.assertEqual(e.kind, kind)
+            self.assertEqual(e.to_dict(), rec)
+        for bad in [{"thread": 1}, {"hold": 1, "at": 2, "step": 0}, {"advance": False}, {"advance": True, "thread": 0}, {}]:
+            with self.assertRaises(SchemaError, msg=bad):
+                Event.from_dict(bad)
 
     def test_verdicts(self):
         self.assertEqual(set(self.schema["properties"]["verdict"]["enum"]), {v.value for v in Verdict})

@@ -17,13 +17,14 @@ The binary is found from ``MEGAPROOF_BIN``, then ``PATH``, then built with
 
 from ._binary import BinaryNotFound, find_binary
 from ._client import MegaproofError, ProgramLike, Replay, Verifier, document_line, replay, verify
-from ._results import Event, Finding, Location, Report, SchemaError, Stats, Verdict
+from ._results import Event, Finding, Location, Report, SchemaError, Span, Stats, Verdict
 
 __version__ = "0.1.0"
 
 __all__ = [
     "BinaryNotFound",
     "Event",
+    "Span",
     "Finding",
     "Location",
     "MegaproofError",

@@ -6,7 +6,7 @@ import enum
 from dataclasses import dataclass, field
 from typing import Any, Dict, Mapping, Optional, Tuple
 
-__all__ = ["Verdict", "Event", "Location", "Finding", "Stats", "Report", "SchemaError"]
+__all__ = ["Verdict", "Event", "Span", "Location", "Finding", "Stats", "Report", "SchemaError"]
 
 
 class SchemaError(ValueError):
@@ -59,17 +59,57 @@ def _strings(d: Mapping[str, Any], key: str, where: str) -> Tuple[str, ...]:
 
 
 @dataclass(frozen=True)
-class Event:
-    """One event of a witness: thread ``thread`` executes its ``step``-th
-    operation. Threads are the static workers 0..W-1, then one thread per
-    dynamic task in task-list order."""
+class Span:
+    """The steps ``[start, stop)`` of one thread that an advance runs."""
 
     thread: int
-    step: int
+    start: int
+    stop: int
+    thread_name: Optional[str] = None
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any], where: str = "span") -> "Span":
+        return cls(
+            thread=_req(d, "thread", int, where),
+            start=_req(d, "from", int, where),
+            stop=_req(d, "to", int, where),
+            thread_name=_opt(d, "thread_name", str, where, None),
+        )
+
+    def to_dict(self) -> Dict[str, Any]:
+        out: Dict[str, Any] = {"thread": self.thread}
+        if self.thread_name is not None:
+            out["thread_name"] = self.thread_name
+        out["from"], out["to"] = self.start, self.stop
+        return out
+
+
+@dataclass(frozen=True)
+class Event:
+    """One event of a witness, in one of three forms (``kind``):
+
+    - a step: thread ``thread`` executes its ``step``-th operation. Threads
+      are the static workers 0..W-1, then one thread per dynamic task in
+      task-list order;
+    - a hold: thread ``hold`` may not execute its operation ``at`` or any
+      later one until the next advance;
+    - an advance: every thread runs greedily until none can move (the
+      lowest-numbered thread that can move runs until it cannot), except
+      past its hold; ``executed`` steps in all, ``spans`` per thread, and
+      ``marks`` the steps that matter among them.
+
+    A replay (``megaproof replay``, ``schedule.Replay``) expands holds and
+    advances into the steps they stand for (docs/SEMANTICS.md, "Compact
+    witnesses")."""
+
+    thread: Optional[int] = None
+    step: Optional[int] = None
     task: Optional[str] = None
     """The name of the task the step belongs to."""
     op: Optional[str] = None
-    """What the step does: ``"wait ready >= 2"``, ``"begin"``, ``"end"``..."""
+    """What the step does: ``"wait ready >= 2"``, ``"begin"``, ``"end"``...;
+    for a hold ``"hold before step 12 (end)"``, for an advance
+    ``"advance: 5,412 steps of 131 threads"``."""
     thread_name: Optional[str] = None
     """The thread: ``"worker 3"``, or ``task "x"`` for a dynamic task."""
     object: Optional[str] = None
@@ -80,12 +120,43 @@ class Event:
     """The event matters: a racing body begins, a stuck thread's last step..."""
     path: Optional[str] = None
     """The JSON path of the step in the input document."""
+    hold: Optional[int] = None
+    """A hold: the thread it holds."""
+    at: Optional[int] = None
+    """A hold: the step it holds its thread before."""
+    advance: bool = False
+    """The event is an advance."""
+    executed: int = 0
+    """An advance: the number of steps it runs."""
+    spans: Tuple[Span, ...] = ()
+    """An advance: the steps it runs of each thread it moves."""
+    marks: Tuple["Event", ...] = ()
+    """An advance: the steps that matter among those it runs."""
+
+    @property
+    def kind(self) -> str:
+        """``"step"``, ``"hold"`` or ``"advance"``."""
+        if self.advance:
+            return "advance"
+        if self.hold is not None:
+            return "hold"
+        return "step"
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any], where: str = "event") -> "Event":
+        keys = {k for k in ("thread", "step", "hold", "at", "advance") if k in d}
+        if keys == {"advance"}:
+            if d["advance"] is not True:
+                raise SchemaError(f"{where}.advance: want true, have {d['advance']!r}")
+            form: Dict[str, Any] = {"advance": True}
+        elif keys == {"hold", "at"}:
+            form = {"hold": _req(d, "hold", int, where), "at": _req(d, "at", int, where)}
+        elif keys == {"thread", "step"}:
+            form = {"thread": _req(d, "thread", int, where), "step": _req(d, "step", int, where)}
+        else:
+            raise SchemaError(f"{where}: want the keys of a step (thread, step), a hold (hold, at) or an advance, have {sorted(keys)}")
         return cls(
-            thread=_req(d, "thread", int, where),
-            step=_req(d, "step", int, where),
+            **form,
             task=_opt(d, "task", str, where, None),
             op=_opt(d, "op", str, where, None),
             thread_name=_opt(d, "thread_name", str, where, None),
@@ -93,11 +164,19 @@ class Event:
             value=_opt(d, "value", int, where, None),
             marked=_opt(d, "marked", bool, where, False),
             path=_opt(d, "path", str, where, None),
+            executed=_opt(d, "executed", int, where, 0),
+            spans=tuple(Span.from_dict(s, f"{where}.spans[{i}]") for i, s in enumerate(_opt(d, "spans", list, where, []))),
+            marks=tuple(Event.from_dict(m, f"{where}.marks[{i}]") for i, m in enumerate(_opt(d, "marks", list, where, []))),
         )
 
     def to_dict(self) -> Dict[str, Any]:
         """The event as ``megaproof verify --json`` prints it."""
-        out: Dict[str, Any] = {"thread": self.thread, "step": self.step}
+        if self.kind == "advance":
+            out: Dict[str, Any] = {"advance": True}
+        elif self.kind == "hold":
+            out = {"hold": self.hold, "at": self.at}
+        else:
+            out = {"thread": self.thread, "step": self.step}
         for k in ("thread_name", "task", "op", "object", "value"):
             if getattr(self, k) is not None:
                 out[k] = getattr(self, k)
@@ -105,9 +184,19 @@ class Event:
             out["marked"] = True
         if self.path is not None:
             out["path"] = self.path
+        if self.executed:
+            out["executed"] = self.executed
+        if self.spans:
+            out["spans"] = [s.to_dict() for s in self.spans]
+        if self.marks:
+            out["marks"] = [m.to_dict() for m in self.marks]
         return out
 
     def __str__(self) -> str:
+        if self.kind == "advance":
+            return self.op or "advance"
+        if self.kind == "hold":
+            return f"hold {self.hold} before {self.at}"
         what = f" {self.task}: {self.op}" if self.task is not None and self.op is not None else ""
         return f"({self.thread}, {self.step}){what}"
 
