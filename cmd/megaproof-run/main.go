@@ -45,6 +45,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		seed     = fs.Uint64("seed", 1, "seed of the seeded init")
 		eshift   = fs.Int("embed-shift", 0, "seeded init: embedding scaled by 2^N (SeededTensors.EmbedShift)")
 		hembed   = fs.Bool("head-from-embed", false, "seeded init: an untied lm head equal to the embedding")
+		hroll    = fs.Int("head-roll", 0, "seeded init, with -head-from-embed: lm head row j is embedding row j+N (SeededTensors.HeadRoll)")
+		untie    = fs.Bool("untie", false, "seeded init: an lm head separate from the embedding for a tied shape")
 		tokens   = fs.Int("tokens", 64, "tokens to decode from position 0")
 		first    = fs.Int("first", 1, "token id at position 0")
 		ref      = fs.String("ref", "", "reference `ref.json` of scripts/gpu/llama_ref.py to compare the tokens with")
@@ -71,8 +73,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return fail("-tokens %d: want 1..1023", *tokens)
 	}
 	cfg := llamagen.Config{Model: m, Target: tg, Strategy: st, Splits: *splits, Tile: *tile, AutoTile: *tile == 0, MaxSeq: 1024, PosSet: true, Numeric: true, Fuse: *fuse}
-	var ts runner.Tensors = runner.SeededTensors{Seed: *seed, Untied: !m.Tied, EmbedShift: *eshift, HeadFromEmbed: *hembed}
-	wname := fmt.Sprintf("seeded init (seed %d)", *seed)
+	var ts runner.Tensors = runner.SeededTensors{Seed: *seed, Untied: !m.Tied || *untie, EmbedShift: *eshift, HeadFromEmbed: *hembed, HeadRoll: *hroll * m.Hidden}
+	wname := fmt.Sprintf("seeded init (seed %d, embedding ×2^%d, lm head = embedding %v rolled %d rows, untied %v)", *seed, *eshift, *hembed, *hroll, !m.Tied || *untie)
 	if *weights != "" {
 		f, err := runner.OpenSafetensors(*weights)
 		if err != nil {
