@@ -23,6 +23,10 @@ const (
 // lower it to put every witness through the compact candidates.
 var compactOver = 24
 
+// compactFirst is the length past which a witness is offered in compact
+// form before its cone is computed.
+const compactFirst = 1024
+
 // keepRawWitnesses turns minimisation off, for tests that compare the
 // analyses' own witnesses with their minimised forms.
 var keepRawWitnesses = false
@@ -108,9 +112,17 @@ func (z *minimiser) accepts(tr []schedule.Event) bool {
 // A witness still longer than [compactOver] events is then replaced by
 // the first compact candidate ([minimiser.compact]) the judge accepts
 // that is shorter; where the cone does not apply, the candidates are
-// tried on the analysis' witness first, which spares the trimming.
+// tried on the analysis' witness first, which spares the trimming, and
+// so they are for a witness longer than [compactFirst] events, whose cone
+// is rarely short. The candidates are outside the step budget: there are
+// at most five, each one replay of the program.
 func (z *minimiser) minimise(code string, tasks []int, w []schedule.Event) []schedule.Event {
 	z.code, z.tasks, z.trials = code, tasks, 0
+	if len(w) > compactFirst {
+		if k := z.compact(w); k != nil {
+			return k
+		}
+	}
 	if z.spent() {
 		return w
 	}
@@ -390,7 +402,7 @@ func (z *minimiser) monotone() bool {
 // the judge accepts, or nil.
 func (z *minimiser) compact(w []schedule.Event) []schedule.Event {
 	for _, c := range z.candidates(w) {
-		if z.spent() {
+		if z.ctx.Err() != nil {
 			return nil
 		}
 		if len(c) < len(w) && z.accepts(c) {

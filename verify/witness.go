@@ -186,8 +186,8 @@ func (a *annotator) finding(f *Finding, rf *ReportFinding) {
 	objs := make([]int, len(x))        // objKey of the op's object, or -1
 	vals := make([]uint64, len(x))
 	replayed := true
-	okUpTo := len(x) // steps [0, okUpTo) replay
-	overflowAt := -1
+	okUpTo := len(x)    // steps [0, okUpTo) replay
+	var overflows []int // the steps that overflow a counter first
 	for k, e := range x {
 		th, st := int(e.Thread), int(e.Step)
 		ops[k].Task, objs[k] = -1, -1
@@ -204,7 +204,7 @@ func (a *annotator) finding(f *Finding, rf *ReportFinding) {
 					vals[k] = objectValue(&m.State, ops[k])
 				}
 				if ops[k].Kind == schedule.OpSignal && !over && m.Overflowed[ops[k].Object] {
-					overflowAt = k // the last overflow: a counter's witness ends at its own
+					overflows = append(overflows, k)
 				}
 			}
 		}
@@ -294,8 +294,23 @@ func (a *annotator) finding(f *Finding, rf *ReportFinding) {
 			}
 		}
 	case f.Code == CodeCounterOverflow:
-		if overflowAt >= 0 {
-			mark(overflowAt, "signal")
+		// The finding's own overflow: the first by its task, else the
+		// first of a counter its task signals, else the last (a
+		// witness of ordinary steps ends at its counter's overflow).
+		at := -1
+		if len(f.Tasks) > 0 {
+			t := f.Tasks[0]
+			if i := slices.IndexFunc(overflows, func(k int) bool { return int(ops[k].Task) == t }); i >= 0 {
+				at = overflows[i]
+			} else if i := slices.IndexFunc(overflows, func(k int) bool { return signalsCounter(&p.Tasks[t], ops[k].Object) }); i >= 0 {
+				at = overflows[i]
+			}
+		}
+		if at < 0 && len(overflows) > 0 {
+			at = overflows[len(overflows)-1]
+		}
+		if at >= 0 {
+			mark(at, "signal")
 		}
 	case fam == "deadlock" || f.Code == CodeOccupancy:
 		if !replayed {
@@ -435,6 +450,18 @@ func (a *annotator) holdEvent(form *schedule.Form, e schedule.Event) ReportEvent
 	op.Task = -1
 	ev.Op = fmt.Sprintf("hold before step %d (%s)", at, p.Describe(op))
 	return ev
+}
+
+// signalsCounter reports whether task t signals counter c.
+func signalsCounter(t *schedule.Task, c int32) bool {
+	for _, list := range [2][]schedule.Step{t.Before, t.After} {
+		for _, s := range list {
+			if s.Kind == schedule.Signal && s.Object == c {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // objKey numbers the sync object op touches across kinds (counters,

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/megaproof/megaproof/schedule"
+	"github.com/megaproof/megaproof/schedule/mpk"
 	"github.com/megaproof/megaproof/verify"
 )
 
@@ -58,8 +59,13 @@ func runReplay(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	expand := fs.Bool("expand", false, "print the steps each advance of the witness runs, one by one")
 	fs.IntVar(&v.cfg.MaxStates, "max-states", verify.DefaultMaxStates, "the explorer's state `budget`, as for verify")
 	fs.Var((*byteSize)(&v.maxBytes), "max-bytes", "the input size `limit`, in bytes (suffixes KiB, MiB, GiB)")
+	fs.IntVar(&mpkIterations, "iterations", mpk.DefaultIterations, "consecutive iterations of an MPK task graph, as for verify")
 	files, err := parseInterspersed(fs, args)
 	if err != nil {
+		return exitInvalid
+	}
+	if mpkIterations < 1 || mpkIterations > mpk.MaxIterations {
+		fmt.Fprintf(stderr, "megaproof replay: --iterations must be between 1 and %d\n", mpk.MaxIterations)
 		return exitInvalid
 	}
 	if len(files) != 1 || *n < 0 {

@@ -154,7 +154,12 @@ func newReportData(r *verify.Report, p *schedule.Program) *reportData {
 	for k, f := range r.Findings {
 		index := map[string]int{}
 		objs := []reportObject{}
+		var evs []verify.ReportEvent // the witness's steps, and those that matter in its advances
 		for _, e := range f.Witness {
+			evs = append(evs, e)
+			evs = append(evs, e.Marks...)
+		}
+		for _, e := range evs {
 			if e.Object == "" {
 				continue
 			}

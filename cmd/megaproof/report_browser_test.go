@@ -108,7 +108,8 @@ func highlighted(img image.Image, r image.Rectangle) int {
 // verify/testdata/codes, of an AMK, an MPK and an invalid input, of a safe
 // one and of the 5,805-task Llama schedule with one wait removed, loads
 // each in headless Chromium and checks what it draws: the verdict, one
-// card per finding, the highlighted steps as elements of the swimlane and
+// card per finding, the highlighted steps (the marked steps and holds, and
+// the steps that matter inside an advance) as elements of the swimlane and
 // as pixels of the highlight colour inside the swimlane's box on the
 // screenshot (none on the safe one). It logs file sizes and load times and
 // holds the large page to a render within 3 s of script time (about
@@ -152,7 +153,7 @@ func TestReportInBrowser(t *testing.T) {
 			if n := strings.Count(l.dom, `<pre class="patch">`); n != patches {
 				t.Errorf("%d patches drawn for %d findings with one", n, patches)
 			}
-			marked := strings.Count(l.dom, `class="ev marked"`)
+			marked := strings.Count(l.dom, `class="ev marked"`) + strings.Count(l.dom, `class="ev hold marked"`)
 			var box struct{ X, Y, W, H int }
 			if err := json.Unmarshal([]byte(bodyAttr(l.dom, "data-lanes")), &box); err != nil && len(d.Report.Findings) > 0 {
 				t.Fatalf("no swimlane box: %v", err)
@@ -173,7 +174,10 @@ func TestReportInBrowser(t *testing.T) {
 			f0 := d.Report.Findings[0]
 			want := 0
 			for _, e := range f0.Witness {
-				if e.Marked {
+				switch {
+				case e.Advance:
+					want += len(e.Marks) // one red step each, inside the advance's spans
+				case e.Marked:
 					want++
 				}
 			}
