@@ -52,4 +52,16 @@
 // positions, sync-object values, completed and in-flight bodies, and a
 // happens-before relation over the executed events. It is the independent
 // judge of every witness the verifier produces and shares no code with it.
+//
+// # Compact witnesses
+//
+// Besides ordinary steps a trace may hold two macro events, which Replay
+// expands into steps deterministically: [Hold] keeps a thread before a
+// given step until the next [Advance], and an advance runs every thread
+// greedily (the lowest-numbered thread that can move runs until it
+// cannot, again and again) until none can move. Under static queues a
+// race in the last layer of a large schedule needs thousands of steps but
+// three events: hold both racing threads after their bodies begin, then
+// advance. [Machine.Advance] costs the steps it executes, never the values
+// in the program. docs/SEMANTICS.md, "Compact witnesses", defines them.
 package schedule

@@ -218,3 +218,38 @@ func TestAdvanceIsGreedy(t *testing.T) {
 		}
 	})
 }
+
+// The judge decides a compact witness on its expansion: holds that keep
+// a body from beginning, an advance that orders the two bodies, or held
+// threads standing for a deadlock are refused with what fails, as a
+// witness of steps would be.
+func TestCheckWitnessCompact(t *testing.T) {
+	p := handoff(t, true) // produce (worker 0) writes x, signals; consume (worker 1) waits, reads x
+	tests := []struct {
+		code  string
+		tasks []int
+		trace []schedule.Event
+		want  string // "" accepted
+	}{
+		{"race.raw", []int{0, 1}, []schedule.Event{schedule.Advance()}, "one body happens before the other"},
+		{"race.raw", []int{0, 1}, []schedule.Event{schedule.Hold(0, 1), schedule.Advance()}, "the trace does not begin both bodies"},
+		{"race.raw", []int{0, 1}, []schedule.Event{schedule.Hold(0, 1), schedule.Hold(0, 2), schedule.Advance()}, "is held already"},
+		// A hold cannot fake a deadlock: it ends with its advance.
+		{"deadlock.unsatisfiable", nil, []schedule.Event{schedule.Hold(0, 2), schedule.Advance()}, "the trace does not end in a deadlock"},
+		{"deadlock.unsatisfiable", nil, []schedule.Event{schedule.Advance()}, "the trace does not end in a deadlock"},
+		{"deadlock.unsatisfiable", nil, []schedule.Event{schedule.Hold(0, 2), schedule.Advance(), schedule.Hold(1, 1)}, "no advance follows the hold"},
+	}
+	for _, tt := range tests {
+		err := schedule.CheckWitness(p, tt.code, tt.tasks, tt.trace)
+		switch {
+		case tt.want == "" && err != nil:
+			t.Errorf("%s %v: %v", tt.code, tt.trace, err)
+		case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
+			t.Errorf("%s %v: %v; want an error containing %q", tt.code, tt.trace, err, tt.want)
+		}
+	}
+	var w []schedule.Event
+	if err := json.Unmarshal([]byte(`[{"hold":0,"at":1},{"advance":true,"thread":1}]`), &w); err == nil || !strings.Contains(err.Error(), "mixes the keys") {
+		t.Errorf("a witness with a mixed event decodes: %v, %v", w, err)
+	}
+}

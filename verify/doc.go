@@ -53,6 +53,20 @@
 // Run performs them. [Config.Checks] selects some of them (with what they
 // require) and reports only their codes.
 //
+// # Witnesses
+//
+// Every witness leaving Run is accepted by schedule.CheckWitness and is
+// minimised: the causal cone of the finding's own events, or a trace none
+// of whose threads' last events can be left out, within a budget. One
+// still longer than 24 events is replaced, where the judge accepts one
+// that is shorter, by a compact witness of holds and advances
+// (schedule.Hold, schedule.Advance), which schedule.Replay expands into
+// the steps they stand for: [advance] for a deadlock or an overflow, two
+// holds after the racing bodies begin and an advance for a race. On the
+// 5,805-task Llama schedule a race in the last layer is three events
+// instead of some 19,000 steps. docs/SEMANTICS.md ("Witnesses", "Compact
+// witnesses") lists the candidates; [ReportEvent] annotates the macros.
+//
 // # Concurrency
 //
 // Run and Program only read the program and keep no reference to it: any

@@ -2,12 +2,15 @@ package mpk_test
 
 import (
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
+	"github.com/megaproof/megaproof/schedule"
 	"github.com/megaproof/megaproof/schedule/mpk"
 	"github.com/megaproof/megaproof/verify"
 )
@@ -124,5 +127,57 @@ func BenchmarkParse(b *testing.B) {
 		if _, err := mpk.Parse(data); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkCompactOverflowWitness judges the counter-overflow witness of
+// example 1 unrolled over 4,300 iterations (30,228 tasks; its queue
+// counters overflow) in two forms that reach the same state: the steps
+// one by one (about 224,000 events, as verify wrote it before witnesses
+// had macro events) and one advance. It reports each form's JSON size;
+// the two variants alternate within one run.
+func BenchmarkCompactOverflowWitness(b *testing.B) {
+	data, err := os.ReadFile(filepath.Join("testdata", "ex1_reduce_edge.json"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	p, err := mpk.Options{Iterations: 4300}.Unmarshal(data)
+	if err != nil {
+		b.Fatal(err)
+	}
+	r, err := verify.Run(context.Background(), p, verify.Config{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var f *verify.Finding
+	for i := range r.Findings {
+		if r.Findings[i].Code == verify.CodeCounterOverflow {
+			f = &r.Findings[i]
+			break
+		}
+	}
+	if f == nil || !slices.Equal(f.Witness, []schedule.Event{schedule.Advance()}) {
+		b.Fatalf("want a counter-overflow witness of one advance: %+v", f)
+	}
+	st, err := schedule.Replay(p, f.Witness)
+	if err != nil {
+		b.Fatal(err)
+	}
+	forms := map[string][]schedule.Event{"steps": st.Trace(), "compact": f.Witness}
+	for _, name := range []string{"steps", "compact"} {
+		w := forms[name]
+		b.Run(name, func(b *testing.B) {
+			js, err := json.Marshal(w)
+			if err != nil {
+				b.Fatal(err)
+			}
+			for b.Loop() {
+				if err := schedule.CheckWitness(p, f.Code, f.Tasks, w); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(len(w)), "events")
+			b.ReportMetric(float64(len(js)), "json-bytes")
+		})
 	}
 }
