@@ -594,6 +594,12 @@ func safeSpan(b []byte, i int) int {
 	return i
 }
 
+// PlainSpan returns the index of the first byte of b from i on that a JSON
+// string does not hold as it is ('"', '\\', a control character or a byte
+// of a multi-byte UTF-8 sequence), or len(b): a string whose closing quote
+// is at PlainSpan(b, start) is plain, its bytes its value.
+func PlainSpan(b []byte, i int) int { return safeSpan(b, i) }
+
 // Str reads a string value and returns its decoded bytes.
 func (s *Scanner) Str() []byte {
 	if c := s.next(); c != '"' {
@@ -952,6 +958,23 @@ func (s *Scanner) Marked() []byte {
 	}
 	return s.buf[s.keep:s.pos]
 }
+
+// Buffered returns the unread input that is in the buffer: from bytes, the
+// rest of the document (within the limit); streamed, what the reads so far
+// brought. A reader may parse a value from it by hand, with the checks the
+// scanner makes, and then [Scanner.Advance] past it. It is valid until the
+// next call.
+func (s *Scanner) Buffered() []byte {
+	if s.err != nil {
+		return nil
+	}
+	return s.buf[s.pos:s.end]
+}
+
+// Advance moves past the first n bytes of [Scanner.Buffered], which the
+// caller has read as one whole value (with white space around it) nested
+// at most maxDepth deep, as the scanner would have.
+func (s *Scanner) Advance(n int) { s.pos += n }
 
 // Release drops the mark.
 func (s *Scanner) Release() { s.keep = -1 }

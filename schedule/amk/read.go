@@ -54,6 +54,8 @@ type decoder struct {
 	// become one string.
 	nameBuf  []byte
 	nameEnds []nameEnd
+
+	fastRead int // tasks read by fastTask in this document (for tests)
 }
 
 type nameEnd struct{ task, end int32 }
@@ -88,6 +90,7 @@ func (d *decoder) decode() (*schedule.Program, error) {
 	d.m = &d.mm
 	d.irVersion, d.abiVersion, d.meta, d.target, d.pages = nil, nil, nil, nil, nil
 	d.buffersDone, d.countersDone, d.tasksSeen, d.tasksRaw = false, false, false, nil
+	d.fastRead = 0
 	err := d.top()
 	p := d.m.p
 	d.m.p = nil
@@ -681,14 +684,39 @@ func (d *decoder) paramList() bool {
 	return s.Err() == nil
 }
 
+// taskFields are what a task's keys give, before it is mapped.
+type taskFields struct {
+	seen        uint32
+	id, ctr, sm int64
+	op          string
+	pinned      bool
+	nIn         int // inputs in d.refs, before the outputs
+}
+
 func (d *decoder) task(i int) bool {
-	s, m := d.s, d.m
+	var tf taskFields
+	d.refs, d.waits, d.ps, d.lits = d.refs[:0], d.waits[:0], d.ps[:0], d.lits[:0]
+	if n, ok := d.fastTask(&tf); ok {
+		d.s.Advance(n)
+		d.fastRead++
+	} else {
+		tf = taskFields{}
+		d.refs, d.waits, d.ps, d.lits = d.refs[:0], d.waits[:0], d.ps[:0], d.lits[:0]
+		if !d.scanTask(&tf) {
+			return false
+		}
+	}
+	return d.finishTask(i, &tf)
+}
+
+// scanTask reads a task's keys with the scanner.
+func (d *decoder) scanTask(tf *taskFields) bool {
+	s := d.s
 	if s.Peek() != 'o' {
 		return false
 	}
 	s.Object()
 	d.dropExtra(0)
-	d.refs, d.waits, d.ps, d.lits = d.refs[:0], d.waits[:0], d.ps[:0], d.lits[:0]
 	var seen uint32
 	var id, ctr, sm int64
 	op := ""
@@ -769,9 +797,17 @@ func (d *decoder) task(i int) bool {
 		}
 		ok = ok && once(&seen, bit)
 	}
-	if !ok || s.Err() != nil || seen&(b0|b1|b2|b3|b4) != b0|b1|b2|b3|b4 {
+	*tf = taskFields{seen: seen, id: id, ctr: ctr, sm: sm, op: op, pinned: pinned, nIn: nIn}
+	return ok && s.Err() == nil
+}
+
+// finishTask checks and maps task i from its fields.
+func (d *decoder) finishTask(i int, tf *taskFields) bool {
+	m := d.m
+	if tf.seen&(b0|b1|b2|b3|b4) != b0|b1|b2|b3|b4 {
 		return false
 	}
+	id, ctr, sm, op, pinned, nIn := tf.id, tf.ctr, tf.sm, tf.op, tf.pinned, tf.nIn
 	ci, found := m.ctrByID.get(ctr)
 	if !found {
 		return false

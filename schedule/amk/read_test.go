@@ -2,6 +2,7 @@ package amk
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"io"
 	"os"
@@ -167,4 +168,36 @@ func FuzzUnmarshal(f *testing.F) {
 			t.Fatalf("round trip differs:\n%s", cmp.Diff(p, back, cmpopts.EquateEmpty()))
 		}
 	})
+}
+
+// TestFastTasks checks that the usual task objects are read by hand (the
+// fast path is taken, compact or indented, from bytes or streamed), that
+// what it gives is what the reference reader gives, and that a task it
+// does not handle (a key AMK does not write) falls back to the scanner.
+func TestFastTasks(t *testing.T) {
+	doc := e2Toy(2, 128, 32, 132)
+	var indented bytes.Buffer
+	if err := json.Indent(&indented, doc, "", "  "); err != nil {
+		t.Fatal(err)
+	}
+	odd := bytes.Replace(doc, []byte(`"label":`), []byte(`"note":1,"label":`), 1)
+	for _, c := range []struct {
+		name string
+		data []byte
+		slow int // tasks the scanner reads
+	}{{"compact", doc, 0}, {"indented", indented.Bytes(), 0}, {"odd key", odd, 1}} {
+		d := new(decoder)
+		d.sc.Reset(c.data, 0, maxDepth)
+		p, err := d.decode()
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if got, want := d.fastRead, len(p.Tasks)-c.slow; got != want || got == 0 {
+			t.Errorf("%s: %d of %d tasks read by hand, want %d", c.name, got, len(p.Tasks), want)
+		}
+		rp, rerr := unmarshalTree(c.data)
+		if differ(p, err, rp, rerr) {
+			t.Errorf("%s: one-pass and reference readers differ:\n%s", c.name, cmp.Diff(rp, p, cmpopts.EquateEmpty()))
+		}
+	}
 }
