@@ -1,113 +1,150 @@
 #!/usr/bin/env python3
-"""Builds docs/gpu/decode-h200.json from a decode_h200.sh output folder.
+"""Builds docs/gpu/decode-h200.json from the output folders of device calls.
 
-Usage: python3 scripts/gpu/collect.py docs/gpu/h200-2026-12-01b/final > docs/gpu/decode-h200.json
+Usage: python3 scripts/gpu/collect.py DIR... > docs/gpu/decode-h200.json
+  (today: docs/gpu/h200-2026-12-01b/final docs/gpu/h200-2026-12-01c/torch
+   docs/gpu/h200-2026-12-01d/c1 docs/gpu/h200-2026-12-01d/c2)
 
-The folder holds decode.json (TestGPULlamaDecode, one object per model,
+A folder may hold decode.json (TestGPULlamaDecode, one object per model,
 strategy and init), bench.json (TestGPULlamaBench), torch.jsonl
-(scripts/gpu/torch_bench.py), refs.json (llama_ref.py's ref.json files),
-profile.json (TestGPULlamaProfile) and env.txt, all from one device call.
+(scripts/gpu/torch_bench.py), refs.json or refs/*.json (llama_ref.py's
+ref.json files), profile.json (TestGPULlamaProfile) and env.txt. Every row
+names the call (folder) it comes from.
 
 One object per measured configuration: the decode checks (positions 0-63)
 and the timed runs. A decode check's tokens_match is strict greedy equality
 with PyTorch bf16 over 64 tokens. A timed run's tokens_match and logit error
-are those of the decode check of the same model and strategy family
-(round-robin; split-KV: the split2 check; the init with matching tokens),
-named in correctness_from. The baseline is the fastest PyTorch path measured
-in the same call for the same model, batch and position.
+are those of the decode check of the same model and strategy family (fused
+or not; round-robin, split-KV or dynamic), preferring a check whose
+reference steps through 64 distinct tokens (the rolled lm head), named in
+correctness_from. The baseline is the fastest PyTorch path measured for the
+same model, batch and position in any of the calls, named with its call;
+baseline_same_call says whether it ran in the timed run's own call.
 """
+import glob
 import json
 import os
 import sys
 
-d = sys.argv[1]
-load = lambda n: json.load(open(os.path.join(d, n)))
-decode = load("decode.json")
-bench = load("bench.json")
-refs = load("refs.json")
-profiles = load("profile.json") if os.path.exists(os.path.join(d, "profile.json")) else []
-torch_runs = [json.loads(l) for l in open(os.path.join(d, "torch.jsonl"))]
-env_lines = open(os.path.join(d, "env.txt")).read().splitlines()
 floor_ms = {"smollm2-135m": 0.063, "llama-3.2-1b": 0.58, "llama-3-8b": 3.53}
 target_ms = {"smollm2-135m": 0.12, "llama-3.2-1b": 0.70, "llama-3-8b": 3.7}
 
 
-def init_name(x):
-    s = "std 0.018 (seed 1)" if not x["EmbedShift"] else f"embedding x2^{x['EmbedShift']}"
-    if x.get("HeadFromEmbed"):
-        s += ", lm_head = embedding"
-    return s
+def load(d, n, default):
+    p = os.path.join(d, n)
+    return json.load(open(p)) if os.path.exists(p) else default
 
 
-def ref_for(x):
-    for k, r in refs.items():
+def refs_of(d):
+    out = list(load(d, "refs.json", {}).values())
+    for f in sorted(glob.glob(os.path.join(d, "refs", "*.json"))):
+        out.append(json.load(open(f)))
+    return out
+
+
+def family(strategy):
+    fused = strategy.startswith("fused")
+    s = strategy[len("fused-"):] if strategy.startswith("fused-") else ("round-robin" if strategy == "fused" else strategy)
+    return fused, "split" if s.startswith("split") else s
+
+
+calls = []
+for d in sys.argv[1:]:
+    torch_runs = []
+    if os.path.exists(os.path.join(d, "torch.jsonl")):
+        torch_runs = [json.loads(l) for l in open(os.path.join(d, "torch.jsonl")) if l.strip()]
+        torch_runs = [r for r in torch_runs if not r.get("started")]
+    env = open(os.path.join(d, "env.txt")).read().splitlines() if os.path.exists(os.path.join(d, "env.txt")) else []
+    calls.append({"call": d, "decode": load(d, "decode.json", []), "bench": load(d, "bench.json", []), "refs": refs_of(d),
+                  "profiles": load(d, "profile.json", []), "torch": torch_runs, "env": env})
+
+
+def ref_for(c, x):
+    for r in c["refs"]:
         if r["model"] == x["Model"] and r.get("embed_shift", 0) == x["EmbedShift"] and bool(r.get("head_from_embed")) == bool(x.get("HeadFromEmbed")):
             return r
     return {}
 
 
-def baseline(model, batch, pos):
-    ok = [r for r in torch_runs if r["model"] == model and r["batch"] == batch and r["pos"] == pos and "error" not in r]
-    if not ok:
-        return None, None
-    b = min(ok, key=lambda r: r["ms_per_token_median"])
-    return b["path"], b["ms_per_token_median"]
+def init_name(x, r):
+    s = "std 0.018 (seed 1)" if not x["EmbedShift"] else f"embedding x2^{x['EmbedShift']}"
+    if x.get("HeadFromEmbed"):
+        s += ", lm_head = embedding"
+        if r.get("head_roll"):
+            s += f" rolled {r['head_roll']} rows"
+        if r.get("untie"):
+            s += " (untied)"
+    return s
 
 
-out = []
-checks = {}
-for x in decode:
-    r = ref_for(x)
-    row = {
-        "kind": "decode-check", "model": x["Model"], "strategy": x["Strategy"], "batch": 1, "pos": "0-63",
-        "init": init_name(x), "embed_shift": x["EmbedShift"], "head_from_embed": bool(x.get("HeadFromEmbed")),
-        "weights": x["Weights"], "tasks": x["Tasks"],
-        "tokens_match": x["TokensMatch"], "first_mismatch": x["FirstMismatch"],
-        "distinct_reference_tokens": len(set(r.get("tokens_bf16", []))) or None,
-        "pytorch_fp32_equals_bf16_tokens": (r.get("tokens_fp32") == r.get("tokens_bf16")) if r else None,
-        "teacher_forced_equal": x["ForcedEqual"], "teacher_forced_ties": x["ForcedTies"], "teacher_forced_other": x["ForcedOther"],
-        "logits_max_abs_err": x["BF16MaxAbs"], "logits_rel_err": x["BF16Rel"],
-        "logits_max_abs_err_fp32": x["FP32MaxAbs"], "logits_rel_err_fp32": x["FP32Rel"],
-        "logits_rel_err_teacher_forced": x["ForcedBF16Rel"], "logits_rel_err_fp32_teacher_forced": x["ForcedFP32Rel"],
-        "pytorch_bf16_vs_fp32_rel": x["RefNoiseRel"], "bound_rel_bf16": x["BoundBF16Rel"], "bound_rel_fp32": x["BoundFP32Rel"],
-        "ms_per_token_median": x["StepMedianMS"], "kernel_ms_median": x["KernelMedianMS"],
-        "prepare_seconds": x["PrepareSeconds"],
-    }
-    out.append(row)
-    fam = "split" if x["Strategy"].startswith("split") else x["Strategy"]
-    if x["TokensMatch"] or (x["Model"], fam) not in checks:
-        checks[(x["Model"], fam)] = row
-for b in sorted(bench, key=lambda b: (b["Model"], b["Batch"], b["Pos"], b["Strategy"], b["PrefetchBytes"])):
-    name, ms = baseline(b["Model"], b["Batch"], b["Pos"])
-    fam = "split" if b["Strategy"].startswith("split") else b["Strategy"]
-    c = checks.get((b["Model"], fam), {})
-    fl = floor_ms[b["Model"]] if b["Batch"] == 1 else None
-    out.append({
-        "kind": "timed", "model": b["Model"], "strategy": b["Strategy"], "tile": b["Tile"], "prefetch_bytes": b["PrefetchBytes"],
-        "threads": b["Threads"], "batch": b["Batch"], "pos": b["Pos"], "tasks": b["Tasks"],
-        "tokens_match": c.get("tokens_match"), "logits_max_abs_err": c.get("logits_max_abs_err"),
-        "correctness_from": f"decode-check {b['Model']} {c.get('strategy')} ({c.get('init')}), batch 1, positions 0-63" if c else None,
-        "ms_per_token_median": b["MedianMS"], "ms_per_token_p10": b["P10MS"], "ms_per_token_p90": b["P90MS"], "ms_per_token_max": b["MaxMS"],
-        "kernel_ms_median": b["KernelMedianMS"], "nop_bodies_kernel_ms": b["NopKernelMS"] or None,
-        "cold_ms": b["ColdMS"], "warm_ms": b["WarmMS"], "timed_steps": b["Steps"],
-        "verify_ms": b["VerifyMS"], "prepare_seconds": b["PrepareSeconds"], "tables_upload_seconds": b["LoadSeconds"],
-        "baseline": name, "baseline_ms_per_token": ms,
-        "ratio_to_baseline": (b["MedianMS"] / ms) if ms else None,
-        "weight_floor_ms": fl, "ratio_to_weight_floor": b["MedianMS"] / fl if fl else None,
-        "target_ms": target_ms[b["Model"]] if b["Batch"] == 1 and b["Pos"] == 1024 else None,
-    })
+def baseline(c, model, batch, pos):
+    best = None
+    for cc in calls:
+        for r in cc["torch"]:
+            if r["model"] == model and r["batch"] == batch and r["pos"] == pos and "error" not in r and r.get("ms_per_token_median"):
+                if best is None or r["ms_per_token_median"] < best[1]["ms_per_token_median"]:
+                    best = (cc["call"], r)
+    if best is None:
+        return None, None, None, None
+    return best[1]["path"], best[1]["ms_per_token_median"], best[0], best[0] == c["call"]
+
+
+out, checks = [], {}
+for c in calls:
+    for x in c["decode"]:
+        r = ref_for(c, x)
+        distinct = len(set(r.get("tokens_bf16", []) or x.get("RefTokens", []))) or None
+        row = {
+            "kind": "decode-check", "call": c["call"], "model": x["Model"], "strategy": x["Strategy"], "batch": 1, "pos": "0-63",
+            "init": init_name(x, r), "embed_shift": x["EmbedShift"], "head_from_embed": bool(x.get("HeadFromEmbed")),
+            "head_roll": r.get("head_roll", 0), "weights": x["Weights"], "tasks": x["Tasks"],
+            "tokens_match": x["TokensMatch"], "first_mismatch": x["FirstMismatch"],
+            "distinct_reference_tokens": distinct,
+            "pytorch_fp32_equals_bf16_tokens": (r.get("tokens_fp32") == r.get("tokens_bf16")) if r else None,
+            "teacher_forced_equal": x["ForcedEqual"], "teacher_forced_ties": x["ForcedTies"], "teacher_forced_other": x["ForcedOther"],
+            "logits_max_abs_err": x["BF16MaxAbs"], "logits_rel_err": x["BF16Rel"],
+            "logits_max_abs_err_fp32": x["FP32MaxAbs"], "logits_rel_err_fp32": x["FP32Rel"],
+            "logits_rel_err_teacher_forced": x["ForcedBF16Rel"], "logits_rel_err_fp32_teacher_forced": x["ForcedFP32Rel"],
+            "pytorch_bf16_vs_fp32_rel": x["RefNoiseRel"], "bound_rel_bf16": x["BoundBF16Rel"], "bound_rel_fp32": x["BoundFP32Rel"],
+            "ms_per_token_median": x["StepMedianMS"], "kernel_ms_median": x["KernelMedianMS"],
+            "prepare_seconds": x["PrepareSeconds"],
+        }
+        out.append(row)
+        key = (x["Model"],) + family(x["Strategy"])
+        rank = (bool(x["TokensMatch"]), distinct or 0)
+        if key not in checks or rank >= checks[key][0]:
+            checks[key] = (rank, row)
+for c in calls:
+    for b in sorted(c["bench"], key=lambda b: (b["Model"], b["Batch"], b["Pos"], b["Strategy"], b["PrefetchBytes"])):
+        name, ms, bcall, same = baseline(c, b["Model"], b["Batch"], b["Pos"])
+        ck = checks.get((b["Model"],) + family(b["Strategy"]), (None, {}))[1]
+        fl = floor_ms[b["Model"]] if b["Batch"] == 1 else None
+        out.append({
+            "kind": "timed", "call": c["call"], "model": b["Model"], "strategy": b["Strategy"], "tile": b["Tile"], "prefetch_bytes": b["PrefetchBytes"],
+            "threads": b["Threads"], "batch": b["Batch"], "pos": b["Pos"], "tasks": b["Tasks"],
+            "tokens_match": ck.get("tokens_match"), "logits_max_abs_err": ck.get("logits_max_abs_err"),
+            "correctness_from": f"decode-check {b['Model']} {ck.get('strategy')} ({ck.get('init')}), batch 1, positions 0-63, {ck.get('call')}" if ck else None,
+            "ms_per_token_median": b["MedianMS"], "ms_per_token_p10": b["P10MS"], "ms_per_token_p90": b["P90MS"], "ms_per_token_max": b["MaxMS"],
+            "kernel_ms_median": b["KernelMedianMS"], "nop_bodies_kernel_ms": b["NopKernelMS"] or None,
+            "cold_ms": b["ColdMS"], "warm_ms": b["WarmMS"], "timed_steps": b["Steps"],
+            "verify_ms": b["VerifyMS"], "prepare_seconds": b["PrepareSeconds"], "tables_upload_seconds": b["LoadSeconds"],
+            "baseline": name, "baseline_ms_per_token": ms, "baseline_call": bcall, "baseline_same_call": same,
+            "ratio_to_baseline": (b["MedianMS"] / ms) if ms else None,
+            "weight_floor_ms": fl, "ratio_to_weight_floor": b["MedianMS"] / fl if fl else None,
+            "target_ms": target_ms[b["Model"]] if b["Batch"] == 1 and b["Pos"] == 1024 else None,
+        })
 doc = {
     "environment": {
-        "gpu": "NVIDIA H200 (132 SMs, sm_90)", "nvidia_smi": env_lines,
+        "gpu": "NVIDIA H200 (132 SMs, sm_90), driver 580.159.04, CUDA 13.0; torch 2.11.0+cu130, transformers 5.17.0",
+        "calls": {c["call"]: c["env"] for c in calls},
         "runner": "persistent interpreter kernel compiled by NVRTC 13.0 (at most 512 threads per block, 128 registers), 512 threads per block, 132 workers, llamagen AutoTile",
         "host_binary": "go test -c with Go 1.26.8 on the CPU machine, cgo on",
         "kv_cache_for_timed_runs": "rows below the position as the heap holds them (zeros); timing does not depend on values",
         "timed_weights": "seeded init, seed 1, std 0.018 (timing does not depend on the values)",
-        "pytorch_paths_measured": sorted({r["path"] for r in torch_runs}),
-        "pytorch_paths_not_measured_in_this_call": "eager, hf-generate-static and torch.compile(max-autotune): the call ran out of its 600 s (see docs/GPU.md)",
+        "pytorch_paths_measured": sorted({r["path"] for c in calls for r in c["torch"]}),
     },
-    "pytorch_runs": torch_runs,
-    "profiles": profiles,
+    "pytorch_runs": [dict(r, call=c["call"]) for c in calls for r in c["torch"]],
+    "profiles": [dict(p, call=c["call"]) for c in calls for p in c["profiles"]],
     "configurations": out,
 }
 json.dump(doc, sys.stdout, indent=1)
