@@ -34,7 +34,7 @@ s1=$(pick llama-3.2-1b --untie 6 7 5); dec MEGAPROOF_LLAMA_REF=$R/r$s1 MEGAPROOF
 python3 -c 'import json,sys,glob; print(json.dumps([json.load(open(f)) for f in sorted(glob.glob(sys.argv[1]+"/*.json"))], indent=1))' $D > $OUT/decode.json
 echo "stage run at $SECONDS s" | log
 $S/megaproof-run -model llama-3.2-1b -fuse -splits 2 -embed-shift $s1 -head-from-embed -head-roll 1001 -untie -tokens 64 -ref $R/r$s1/llama-3.2-1b/ref.json 2>&1 | log
-$S/megaproof-run -model llama-3.2-1b -fuse -tokens 4 -fault drop-wait 2>&1 | tail -1 | log; echo "exit ${PIPESTATUS[0]}" | log
+timeout 120 $S/megaproof-run -model llama-3.2-1b -fuse -tokens 4 -fault drop-wait 2>&1 | tail -1 | log; echo "exit ${PIPESTATUS[0]}" | log
 B=/tmp/bench; mkdir -p $B
 bench() { env MEGAPROOF_BENCH_LLAMA=1 MEGAPROOF_OUT=$B "$@" $S/runner.test -test.run TestGPULlamaBench -test.v -test.timeout 300s 2>&1 | grep -E 'per token|not fused|FAIL|panic' | sed 's/^ *gpu_llama_test.go:[0-9]*: //' | log; }
 echo "stage bench at $SECONDS s" | log
