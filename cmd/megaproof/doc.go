@@ -8,7 +8,7 @@
 // Usage:
 //
 //	megaproof verify [--json | --format text|json|sarif] [--stream] [-v] [--max-states N] [--max-bytes SIZE] [--iterations K] [FILE...]
-//	megaproof replay [--finding N] [--json] [--max-states N] [--max-bytes SIZE] FILE
+//	megaproof replay [--finding N] [--json] [--expand] [--iterations K] [--max-states N] [--max-bytes SIZE] FILE
 //	megaproof explain [CODE]
 //	megaproof report [-o FILE] [--max-states N] [--max-bytes SIZE] [FILE]
 //	megaproof dot [--focus TASK|finding:N] [--radius N] [--worker N] [--layer N] [--max-bytes SIZE] [FILE]
@@ -87,7 +87,12 @@
 // the events that matter, and the step's path. Witnesses are minimised
 // (the causal cone of a race's bodies, of an uninitialized read or of an
 // overflowing signal; otherwise no thread's last event can be left out).
-// A finding with the empty witness (a state stuck from the start) has
+// A witness still longer than 24 events is compact where the judge
+// accepts one: holds ({"hold":T,"at":P}, a thread kept before step P) and
+// advances ({"advance":true}, every thread run greedily until none can
+// move), with the steps an advance runs per thread ("spans") and those
+// that matter among them ("marks"); see docs/SEMANTICS.md, "Compact
+// witnesses". A finding with the empty witness (a state stuck from the start) has
 // "witness": [] and "witness_length": 0; a static finding has neither key.
 // The text output prints the witness, marked events starred, and for a
 // long one only the marked events with the one before each.
@@ -99,7 +104,10 @@
 // with a witness): every event with its thread, task, operation, the
 // value of its sync object after it and its JSON path, marked events
 // starred; then where the threads stand (every unfinished thread for a
-// deadlock), and whether schedule.CheckWitness confirms the witness.
+// deadlock), and whether schedule.CheckWitness confirms the witness. An
+// advance is printed with the steps that matter among those it runs;
+// --expand prints every step it runs ("expanded" in JSON). --iterations
+// unrolls an MPK task graph as verify does.
 // --json prints one object: the finding as verify --json has it, its
 // index, "confirmed" and, when not, "error". Exit status: 0 confirmed (a
 // static finding by its code alone), 1 not confirmed, 2 invalid input or

@@ -85,6 +85,43 @@ func TestLlamaDroppedWaitWitnesses(t *testing.T) {
 				t.Fatalf("layer %d (%s): replay --finding %d: status %d, %v, %+v\n%s", layer, task, k+1, status, err, r.Error, errOut)
 			}
 			t.Logf("layer %d (%s): %s %v: %d events, replayed in %v", layer, task, f.Code, f.Tasks, f.WitnessLength, time.Since(t0).Round(time.Millisecond))
+			if layer != cfg.Model.Layers-1 || !slices.ContainsFunc(f.Witness, func(e verify.ReportEvent) bool { return e.Advance }) {
+				continue
+			}
+			// --expand gives the steps the advances run, one by one: as
+			// many as they say, and a witness of steps the judge accepts.
+			status, out, errOut = runCLI(t, "", "replay", "--json", "--expand", "--finding", fmt.Sprint(k+1), file)
+			var x replayReport
+			if err := json.Unmarshal([]byte(out), &x); status != exitSafe || err != nil {
+				t.Fatalf("replay --expand: status %d, %v\n%s", status, err, errOut)
+			}
+			want := 0
+			for _, e := range f.Witness {
+				switch {
+				case e.Advance:
+					want += e.Executed
+				case e.Event().IsStep():
+					want++
+				}
+			}
+			steps := make([]schedule.Event, len(x.Expanded))
+			for i, e := range x.Expanded {
+				steps[i] = e.Event()
+			}
+			if len(steps) != want || schedule.Expands(steps) {
+				t.Errorf("replay --expand: %d events, want %d steps", len(steps), want)
+			}
+			tasks := make([]int, len(f.Tasks))
+			for i, name := range f.Tasks {
+				tasks[i] = slices.IndexFunc(q.Tasks, func(tk schedule.Task) bool { return tk.Name == name })
+			}
+			if err := schedule.CheckWitness(q, f.Code, tasks, steps); err != nil {
+				t.Errorf("the expanded witness is refused: %v", err)
+			}
+			_, text, _ := runCLI(t, "", "replay", "--expand", "--finding", fmt.Sprint(k+1), file)
+			if !strings.Contains(text, fmt.Sprintf("expanded: %d steps", want)) {
+				t.Errorf("replay --expand prints no expanded steps:\n%.2000s", text)
+			}
 		}
 		if races == 0 {
 			t.Errorf("layer %d (%s): no race among %d findings", layer, task, len(reps[0].Findings))
