@@ -102,7 +102,9 @@ type Finding struct {
 	Fix string `json:"fix,omitempty"`
 	// Witness is a trace from the initial state that exhibits the finding;
 	// schedule.Replay confirms it (see schedule.CheckWitness). [Run]
-	// minimises it (see docs/SEMANTICS.md, "Witnesses"). A finding with a
+	// minimises it (see docs/SEMANTICS.md, "Witnesses"); a long one may be
+	// compact, holds and advances that schedule.Replay expands into steps
+	// (schedule.Hold, schedule.Advance). A finding with a
 	// witness has a non-nil Witness, empty for the empty trace (a state
 	// stuck from the start: deadlock.cycle, non-cooperative occupancy);
 	// in JSON "witness": []. Static findings (out-of-bounds,
