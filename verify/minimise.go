@@ -115,7 +115,7 @@ func (z *minimiser) accepts(tr []schedule.Event) bool {
 // tried on the analysis' witness first, which spares the trimming, and
 // so they are for a witness longer than [compactFirst] events, whose cone
 // is rarely short. The candidates are outside the step budget: there are
-// at most five, each one replay of the program.
+// at most four, each one replay of the program.
 func (z *minimiser) minimise(code string, tasks []int, w []schedule.Event) []schedule.Event {
 	z.code, z.tasks, z.trials = code, tasks, 0
 	if len(w) > compactFirst {
