@@ -1,6 +1,7 @@
 package schedule_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 
@@ -56,6 +57,28 @@ func ExampleReplay() {
 	// Output:
 	// event 0 (thread 1, step 0): worker 1: counter ready is 0, below 1
 	// <nil> 1 [3 1]
+}
+
+// A compact witness of a race: hold both writers right after their bodies
+// begin, then advance. The replay expands it into the steps it stands for,
+// and the judge decides on those.
+func ExampleAdvance() {
+	b := schedule.NewBuilder("two-writers", schedule.Launch{SMs: 2, PerSM: 1, Workers: 2, Cooperative: true})
+	y := b.Buffer("y", schedule.KindOutput, 64)
+	done := b.Counter("done")
+	b.Task("a").On(0).Write(y, 0, 64).Signal(done, 1)
+	b.Task("b").On(1).Write(y, 0, 64).Signal(done, 1)
+	p, _ := b.Build()
+	w := []schedule.Event{schedule.Hold(0, 1), schedule.Hold(1, 1), schedule.Advance()}
+	js, _ := json.Marshal(w)
+	fmt.Println(string(js))
+	st, _ := schedule.Replay(p, w)
+	fmt.Println(st.Trace(), st.InFlight)
+	fmt.Println(schedule.CheckWitness(p, "race.waw", []int{0, 1}, w))
+	// Output:
+	// [{"hold":0,"at":1},{"hold":1,"at":1},{"advance":true}]
+	// [{0 0} {1 0}] [true true]
+	// <nil>
 }
 
 // Paths and Form.StepSource locate an operation of the normal form in the

@@ -53,8 +53,8 @@ func (e Event) HoldAt() int { return -1 - int(e.Step) }
 // valid reports whether e is one of the three forms.
 func (e Event) valid() bool { return e.Thread >= 0 || e.IsAdvance() }
 
-// String renders the event as its JSON form does, for messages.
-func (e Event) String() string {
+// text renders the event for messages.
+func (e Event) text() string {
 	switch {
 	case e.IsStep():
 		return fmt.Sprintf("thread %d, step %d", e.Thread, e.Step)
@@ -77,7 +77,7 @@ func (e Event) MarshalJSON() ([]byte, error) {
 	case e.IsAdvance():
 		return []byte(`{"advance":true}`), nil
 	}
-	return nil, fmt.Errorf("schedule: %s", e)
+	return nil, fmt.Errorf("schedule: %s", e.text())
 }
 
 // UnmarshalJSON reads one of the three JSON forms of [Event.MarshalJSON],

@@ -361,7 +361,7 @@ func (m *Machine) Step(ev Event) error {
 		m.Advance()
 		return nil
 	case !ev.valid():
-		return fmt.Errorf("not an event: %s", ev)
+		return fmt.Errorf("not an event: %s", ev.text())
 	}
 	th := int(ev.Thread)
 	if err := m.Enabled(th); err != nil {
@@ -464,7 +464,7 @@ func Replay(p *Program, trace []Event) (*State, error) {
 	lastHold := -1
 	for i, ev := range trace {
 		if err := m.Step(ev); err != nil {
-			return &m.State, fmt.Errorf("event %d (%s): %w", i, ev, err)
+			return &m.State, fmt.Errorf("event %d (%s): %w", i, ev.text(), err)
 		}
 		switch {
 		case ev.IsHold():
@@ -474,7 +474,7 @@ func Replay(p *Program, trace []Event) (*State, error) {
 		}
 	}
 	if lastHold >= 0 {
-		return &m.State, fmt.Errorf("event %d (%s): no advance follows the hold", lastHold, trace[lastHold])
+		return &m.State, fmt.Errorf("event %d (%s): no advance follows the hold", lastHold, trace[lastHold].text())
 	}
 	return &m.State, nil
 }

@@ -184,7 +184,7 @@ func (e ReportEvent) MarshalJSON() ([]byte, error) {
 	case ev.IsAdvance():
 		q.Advance = true
 	default:
-		return nil, fmt.Errorf("verify: report event of a %s", ev)
+		return nil, fmt.Errorf("verify: report event {thread %d, step %d} is malformed", ev.Thread, ev.Step)
 	}
 	return marshalPlain(q)
 }
