@@ -1,12 +1,17 @@
 package verify
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
+	"math"
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/megaproof/megaproof/internal/geom"
 	"github.com/megaproof/megaproof/schedule"
+	"github.com/megaproof/megaproof/schedule/amk"
 )
 
 // PatchOp is one RFC 6902 JSON Patch operation. Path and From are JSON
@@ -139,6 +144,226 @@ func patchFor(p *schedule.Program, f *Finding, st *schedule.State) []PatchOp {
 		return ops
 	}
 	return nil
+}
+
+// patchAt returns the fix of finding f as JSON Patch operations on the
+// document p was read from, in the format loc locates: megaproof/v1
+// ([schedule.Paths], see patchFor) or AMK IR ([amk.Paths], see
+// amkPatchFor); nil for another format or where the fix is not one
+// definite edit in it.
+func patchAt(p *schedule.Program, f *Finding, st *schedule.State, loc schedule.Locator) []PatchOp {
+	switch loc.(type) {
+	case schedule.Paths:
+		return patchFor(p, f, st)
+	case amk.Paths:
+		return amkPatchFor(p, f, st)
+	}
+	return nil
+}
+
+// amkPatchFor returns the fix of finding f as JSON Patch operations on the
+// AMK IR document p was read from (schedule/amk: task i is /tasks/i, its
+// waits /tasks/i/waits/j, buffer b /buffers/b, counter c the AMK counter
+// amk.CounterID names), or nil where the fix has no AMK form. An AMK task
+// has one out_counter and its body's footprint comes from its op, so a fix
+// can only add or change waits, reorder the task list, or change a
+// buffer's kind. The edits:
+//
+//   - race.raw, race.war, race.waw: the second task waits on the first
+//     task's out_counter for the value that counter must have once the
+//     first has signalled: its init plus the signals of every task that
+//     need not run after the second (the second itself, the tasks queued
+//     after it on its SM, and those whose waits cannot pass without one of
+//     these, transitively, are left out); a wait of the second task on that
+//     counter with a lower threshold is raised instead of adding one; no
+//     patch when the first task must run after the second, the value is
+//     beyond 32 bits or the second already has amk.MaxWaits waits;
+//   - deadlock.unsatisfiable: the stuck wait's threshold lowered to what
+//     its counter can reach (not below 1, AMK's least threshold);
+//   - deadlock.cycle: as on megaproof/v1, a stuck task moved in the task
+//     list after the first later task of its SM that signals what another
+//     stuck thread waits for (the task list is AMK's per-SM queue order);
+//   - readonly-write: the written WEIGHT, CONST or IO_INPUT buffer declared
+//     KV_CACHE, AMK's state kind.
+//
+// race.unsynchronized, race.scope and deadlock.barrier do not arise (AMK's
+// waits and signals are acquire and release at gpu scope, and it has no
+// barriers); counter-overflow has no AMK form (counters are 32 bits wide),
+// nor have occupancy (the launch is one worker per SM, from target) and
+// output-unwritten (an op's footprint cannot be widened by an edit).
+func amkPatchFor(p *schedule.Program, f *Finding, st *schedule.State) []PatchOp {
+	switch f.Code {
+	case CodeRaceRAW, CodeRaceWAR, CodeRaceWAW:
+		if len(f.Tasks) == 2 {
+			return amkOrderPatch(p, f.Tasks[0], f.Tasks[1])
+		}
+	case CodeDeadlockUnsatisfiable, CodeDeadlockCycle:
+		ops := patchFor(p, f, st)
+		for i := range ops {
+			// The v1 pointers of a wait's threshold become AMK's: the
+			// wait lists are the same, Before is waits.
+			ops[i].Path = amkStepPointer(ops[i].Path)
+			if ops[i].Path == "" {
+				return nil
+			}
+		}
+		return ops
+	case CodeReadonlyWrite:
+		if len(f.Tasks) == 0 {
+			return nil
+		}
+		var ops []PatchOp
+		seen := map[int32]bool{}
+		for _, a := range p.Tasks[f.Tasks[0]].Writes {
+			if p.Buffers[a.Buffer].Kind.ReadOnly() && !seen[a.Buffer] {
+				seen[a.Buffer] = true
+				ops = append(ops, PatchOp{Op: "replace", Path: "/buffers/" + strconv.Itoa(int(a.Buffer)) + "/kind", Value: raw("KV_CACHE")})
+			}
+		}
+		return ops
+	}
+	return nil
+}
+
+// amkStepPointer maps a pointer of patchFor's unsatisfiable and cycle
+// edits to AMK's: /tasks/i stays, /tasks/i/before/j/ge becomes
+// /tasks/i/waits/j/threshold; "" for any other.
+func amkStepPointer(ptr string) string {
+	parts := strings.Split(ptr, "/")
+	switch {
+	case len(parts) == 3 && parts[1] == "tasks":
+		return ptr
+	case len(parts) == 6 && parts[1] == "tasks" && parts[3] == "before" && parts[5] == "ge":
+		return "/tasks/" + parts[2] + "/waits/" + parts[4] + "/threshold"
+	}
+	return ""
+}
+
+// amkOrderPatch makes AMK task b wait on task a's out_counter for the value
+// the counter must have once a has signalled (see amkPatchFor).
+func amkOrderPatch(p *schedule.Program, a, b int) []PatchOp {
+	ta, tb := &p.Tasks[a], &p.Tasks[b]
+	if len(ta.After) != 1 || ta.After[0].Kind != schedule.Signal {
+		return nil
+	}
+	c := ta.After[0].Object
+	id, ok := amk.CounterID(p, int(c))
+	if !ok {
+		return nil
+	}
+	later := mustFollow(p, b)
+	if later[a] {
+		return nil
+	}
+	k := p.Counters[c].Init
+	for i := range p.Tasks {
+		if later[i] {
+			continue
+		}
+		for _, s := range p.Tasks[i].After {
+			if s.Kind == schedule.Signal && s.Object == c {
+				k += s.Value
+			}
+		}
+	}
+	if k > math.MaxUint32 {
+		return nil
+	}
+	for j, s := range tb.Before {
+		if s.Kind == schedule.Wait && s.Object == c {
+			if s.Value >= k {
+				return nil
+			}
+			return []PatchOp{{Op: "replace", Path: taskPointer(b) + "/waits/" + strconv.Itoa(j) + "/threshold", Value: raw(k)}}
+		}
+	}
+	if len(tb.Before) >= amk.MaxWaits {
+		return nil
+	}
+	return []PatchOp{appendTo(taskPointer(b)+"/waits", len(tb.Before) == 0, map[string]any{"counter": id, "threshold": k})}
+}
+
+// mustFollow marks the tasks of p that cannot start before task b has
+// finished: b, the tasks pinned after a marked one on its worker (in task
+// list order), and the tasks with a wait that the counter's initial value
+// and the signals of unmarked tasks cannot satisfy; to a fixed point, in
+// time linear in the program's steps (after sorting each counter's waits).
+func mustFollow(p *schedule.Program, b int) []bool {
+	type waiter struct {
+		task int32
+		ge   uint64
+	}
+	later := make([]bool, len(p.Tasks))
+	// avail[c]: counter c's init plus the signals of unmarked tasks
+	// (saturating: a saturated counter is never lowered).
+	avail := make([]uint64, len(p.Counters))
+	for c := range p.Counters {
+		avail[c] = p.Counters[c].Init
+	}
+	// waits[c]: the waits on c, highest threshold first; done[c] of them
+	// are known not to pass.
+	waits := make([][]waiter, len(p.Counters))
+	done := make([]int, len(p.Counters))
+	lastOn := map[int32]int{} // worker -> the last task pinned to it so far
+	next := make([]int, len(p.Tasks))
+	for i := range p.Tasks {
+		t := &p.Tasks[i]
+		next[i] = -1
+		if t.Worker != schedule.Dynamic {
+			if prev, ok := lastOn[t.Worker]; ok {
+				next[prev] = i
+			}
+			lastOn[t.Worker] = i
+		}
+		for _, list := range [][]schedule.Step{t.Before, t.After} {
+			for _, s := range list {
+				switch s.Kind {
+				case schedule.Signal:
+					if avail[s.Object] += s.Value; avail[s.Object] < s.Value {
+						avail[s.Object] = math.MaxUint64
+					}
+				case schedule.Wait:
+					waits[s.Object] = append(waits[s.Object], waiter{int32(i), s.Value})
+				}
+			}
+		}
+	}
+	for c := range waits {
+		slices.SortFunc(waits[c], func(x, y waiter) int { return cmp.Compare(y.ge, x.ge) })
+	}
+	stack := []int{b}
+	later[b] = true
+	mark := func(i int) {
+		if i >= 0 && !later[i] {
+			later[i] = true
+			stack = append(stack, i)
+		}
+	}
+	// unmet marks the waiters of c whose threshold avail[c] no longer
+	// reaches.
+	unmet := func(c int32) {
+		for ; done[c] < len(waits[c]) && waits[c][done[c]].ge > avail[c]; done[c]++ {
+			mark(int(waits[c][done[c]].task))
+		}
+	}
+	for c := range waits {
+		unmet(int32(c)) // waits no run satisfies: never started at all
+	}
+	for len(stack) > 0 {
+		i := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		mark(next[i])
+		t := &p.Tasks[i]
+		for _, list := range [][]schedule.Step{t.Before, t.After} {
+			for _, s := range list {
+				if s.Kind == schedule.Signal && avail[s.Object] != math.MaxUint64 {
+					avail[s.Object] -= s.Value
+					unmet(s.Object)
+				}
+			}
+		}
+	}
+	return later
 }
 
 // taskPointer is the JSON Pointer of task i in the megaproof/v1 form.
