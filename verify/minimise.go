@@ -2,6 +2,7 @@ package verify
 
 import (
 	"context"
+	"maps"
 	"slices"
 
 	"github.com/megaproof/megaproof/schedule"
@@ -115,7 +116,7 @@ func (z *minimiser) accepts(tr []schedule.Event) bool {
 // tried on the analysis' witness first, which spares the trimming, and
 // so they are for a witness longer than [compactFirst] events, whose cone
 // is rarely short. The candidates are outside the step budget: there are
-// at most four, each one replay of the program.
+// at most five, each one replay of the program.
 func (z *minimiser) minimise(code string, tasks []int, w []schedule.Event) []schedule.Event {
 	z.code, z.tasks, z.trials = code, tasks, 0
 	if len(w) > compactFirst {
@@ -420,8 +421,10 @@ func (z *minimiser) compact(w []schedule.Event) []schedule.Event {
 //   - a race between bodies a and b holds both threads right after their
 //     begins, then advances;
 //   - an uninitialized read holds the reader right after its begin (and,
-//     in a second candidate, the threads of the tasks that write what it
-//     reads before their bodies), then advances.
+//     in one more candidate for each of its first two scratch or output
+//     reads, the threads of the tasks that write bytes of that read, in
+//     its buffer, right after their bodies: ended, but with no later step
+//     that their End could happen before), then advances.
 //
 // Then, from the state w reaches, one that holds the threads of the
 // finding's tasks where w leaves them, and one that holds every thread w
@@ -472,23 +475,37 @@ func (z *minimiser) candidates(w []schedule.Event) [][]schedule.Event {
 			out = append(out, holds(hs))
 			r := z.tasks[0]
 			rth, _ := bodyStep(form, p, r)
-			for t := range p.Tasks {
-				if t == r || !writesOver(p, t, r) {
+			// Per read of a scratch or output buffer (the first two),
+			// the tasks that write its bytes held right after their
+			// bodies: ended, but with no later step that their End
+			// could happen before.
+			reads := 0
+			for _, rd := range p.Tasks[r].Reads {
+				if k := p.Buffers[rd.Buffer].Kind; k != schedule.KindScratch && k != schedule.KindOutput {
 					continue
 				}
-				th, b := bodyStep(form, p, t)
-				if th < 0 || th == rth {
-					continue
-				}
-				if at, ok := hs[th]; !ok || b < at {
-					hs[th] = b
-				}
-				if len(hs) >= compactOver {
+				if reads++; reads > 2 {
 					break
 				}
-			}
-			if len(hs) > 1 && len(hs) < compactOver {
-				out = append(out, holds(hs))
+				ws := maps.Clone(hs)
+				for t := range p.Tasks {
+					if t == r || !writesBytes(p, t, rd) {
+						continue
+					}
+					th, b := bodyStep(form, p, t)
+					if th < 0 || th == rth {
+						continue
+					}
+					if at, ok := ws[th]; !ok || b+2 < at {
+						ws[th] = b + 2
+					}
+					if len(ws) >= compactOver {
+						break
+					}
+				}
+				if len(ws) > 1 && len(ws) < compactOver {
+					out = append(out, holds(ws))
+				}
 			}
 		}
 	}
@@ -524,6 +541,23 @@ func (z *minimiser) candidates(w []schedule.Event) [][]schedule.Event {
 		out = append(out, holds(moved))
 	}
 	return out
+}
+
+// writesBytes reports whether task w writes bytes that read rd reads, in
+// its buffer: a write the judge counts as covering them
+// (schedule.CheckWitness, uninitialized-read).
+func writesBytes(p *schedule.Program, w int, rd schedule.Access) bool {
+	for _, wr := range p.Tasks[w].Writes {
+		if wr.Buffer != rd.Buffer {
+			continue
+		}
+		q := *p
+		q.Tasks = []schedule.Task{{Writes: []schedule.Access{wr}}, {Reads: []schedule.Access{rd}}}
+		if schedule.Conflict(&q, 0, 1) {
+			return true
+		}
+	}
+	return false
 }
 
 // bodyStep is the thread of task t and the position of its body's begin

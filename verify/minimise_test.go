@@ -258,3 +258,46 @@ func BenchmarkMinimise(b *testing.B) {
 		}
 	}
 }
+
+// On the 5,805-task Llama schedule with page reuse and epoch counters
+// (llama32-1b-h200-epoch-pages2), removing L9.gate.t21's first wait lets
+// it add to a counter shared across layers, so L8.silu.t21 can begin
+// before L8.gate.t21 signals: an uninitialized read whose writer has to
+// end without signalling. Its compact witness holds the writer right
+// after its body; without that candidate it was a cone of 12,351 events.
+func TestCompactUninitializedReadEpoch(t *testing.T) {
+	var cfg llamagen.Config
+	for _, nc := range llamagen.Configs() {
+		if nc.Name == "llama32-1b-h200-epoch-pages2" {
+			cfg = nc.Config
+		}
+	}
+	p, err := llamagen.Generate(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(p.Tasks, func(t schedule.Task) bool { return t.Name == "L9.gate.t21" })
+	if len(p.Tasks) != 5805 || i < 0 {
+		t.Fatalf("%d tasks, L9.gate.t21 at %d", len(p.Tasks), i)
+	}
+	p.Tasks[i].Before = p.Tasks[i].Before[1:]
+	r, err := Run(context.Background(), p, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	silu := false
+	for _, f := range r.Findings {
+		if len(f.Witness) > 30 {
+			t.Errorf("%s %v: witness of %d events, want at most 30", f.Code, f.Tasks, len(f.Witness))
+		}
+		if err := schedule.CheckWitness(p, f.Code, f.Tasks, f.Witness); err != nil {
+			t.Errorf("%s: %v", f.Code, err)
+		}
+		if f.Code == CodeUninitializedRead && p.Tasks[f.Tasks[0]].Name == "L8.silu.t21" {
+			silu = true
+		}
+	}
+	if !silu {
+		t.Errorf("no uninitialized read by L8.silu.t21 among %d findings", len(r.Findings))
+	}
+}
