@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -147,4 +148,43 @@ func resolves(t *testing.T, data []byte, path string) bool {
 		}
 	}
 	return true
+}
+
+// A report event takes the JSON form of its schedule.Event, and reads
+// back to the same value; a record mixing the forms is refused.
+func TestReportEventForms(t *testing.T) {
+	v := uint64(7)
+	h := schedule.Hold(3, 5)
+	for _, tt := range []struct {
+		e    ReportEvent
+		want string
+	}{
+		{ReportEvent{Thread: 1, Step: 2, Op: "signal c += 1", Object: "counter c", Value: &v, Marked: true},
+			`{"thread":1,"step":2,"op":"signal c += 1","object":"counter c","value":7,"marked":true}`},
+		{ReportEvent{Thread: h.Thread, Step: h.Step, ThreadName: "worker 3", Op: "hold before step 5 (end)", Marked: true},
+			`{"hold":3,"at":5,"thread_name":"worker 3","op":"hold before step 5 (end)","marked":true}`},
+		{ReportEvent{Thread: -1, Advance: true, Op: "advance: 4 steps of 2 threads", Executed: 4,
+			Spans: []ReportSpan{{Thread: 0, From: 0, To: 3}, {Thread: 2, ThreadName: "worker 2", From: 1, To: 2}},
+			Marks: []ReportEvent{{Thread: 2, Step: 1, Op: "begin", Marked: true}}, Marked: true},
+			`{"advance":true,"op":"advance: 4 steps of 2 threads","marked":true,"executed":4,"spans":[{"thread":0,"from":0,"to":3},{"thread":2,"thread_name":"worker 2","from":1,"to":2}],"marks":[{"thread":2,"step":1,"op":"begin","marked":true}]}`},
+	} {
+		got, err := json.Marshal(tt.e)
+		if err != nil || string(got) != tt.want {
+			t.Errorf("Marshal = %s, %v;\nwant %s", got, err, tt.want)
+			continue
+		}
+		var back ReportEvent
+		if err := json.Unmarshal(got, &back); err != nil || !reflect.DeepEqual(back, tt.e) {
+			t.Errorf("Unmarshal(%s) = %+v, %v; want %+v", got, back, err, tt.e)
+		}
+		if back.Event() != (schedule.Event{Thread: tt.e.Thread, Step: tt.e.Step}) {
+			t.Errorf("Event() = %+v", back.Event())
+		}
+	}
+	for _, bad := range []string{`{"thread":1}`, `{"thread":1,"step":0,"hold":1,"at":0}`, `{"advance":true,"thread":0,"step":0}`, `{}`} {
+		var e ReportEvent
+		if err := json.Unmarshal([]byte(bad), &e); err == nil {
+			t.Errorf("Unmarshal(%s) = %+v; want an error", bad, e)
+		}
+	}
 }
