@@ -175,7 +175,7 @@ func writeWitness(sb *strings.Builder, file string, n int, f *verify.ReportFindi
 	if !short {
 		how = fmt.Sprintf(", marked ones shown; all with megaproof replay %s --finding %d", replayArg(file), n+1)
 	}
-	fmt.Fprintf(sb, "      witness: %d events (* marks the ones that matter%s):\n", len(f.Witness), how)
+	fmt.Fprintf(sb, "      witness: %s (* marks the ones that matter%s):\n", plural(len(f.Witness), "event"), how)
 	gap := false
 	for i, e := range f.Witness {
 		if !show[i] {
@@ -255,4 +255,12 @@ func replayArg(file string) string {
 		return "-"
 	}
 	return clean(file)
+}
+
+// plural renders a count of things: "1 event", "3 events".
+func plural(n int, thing string) string {
+	if n == 1 {
+		return "1 " + thing
+	}
+	return strconv.Itoa(n) + " " + thing + "s"
 }

@@ -164,7 +164,7 @@ func writeReplay(w io.Writer, p *schedule.Program, st *schedule.State, r *replay
 	case len(f.Witness) == 0:
 		fmt.Fprintf(&sb, "  witness: the empty trace: the initial state is already stuck\n")
 	default:
-		fmt.Fprintf(&sb, "  witness: %d events (* marks the ones that matter):\n", len(f.Witness))
+		fmt.Fprintf(&sb, "  witness: %s (* marks the ones that matter):\n", plural(len(f.Witness), "event"))
 		for i, e := range f.Witness {
 			line := eventLine(i, e)
 			if e.Path != "" {
