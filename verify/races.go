@@ -631,7 +631,7 @@ func (v *verifier) orderPairs(ctx context.Context, run *engine, unproven bool) e
 		srcs = append(srcs, s)
 	}
 	slices.Sort(srcs)
-	v.stats.Games = len(srcs)
+	v.stats.Games += len(srcs)
 	for _, s := range srcs {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -650,6 +650,7 @@ func (v *verifier) orderPairs(ctx context.Context, run *engine, unproven bool) e
 			left--
 			return left > 0
 		})
+		v.gameSteps += *g.work
 		for _, q := range qs {
 			pi := &v.slab[q.pair]
 			if tr, ok := witness[q.late]; ok {
@@ -970,6 +971,27 @@ func (v *verifier) checkUninitialized(ctx context.Context, run *engine) error {
 	for b := range writes {
 		slices.SortFunc(writes[b].pieces, func(x, y wpiece) int { return cmp64(x.C0, y.C0) })
 	}
+	// decided is whether the race analysis decided the pair, and raced
+	// whether it found w before r.
+	decided := func(w, r int32) (known, ordered bool) {
+		lo, hi := min(w, r), max(w, r)
+		pi := v.pair(uint64(lo)<<32 | uint64(hi))
+		if pi == nil || pi.result == hbUnknown {
+			return false, false
+		}
+		return true, pi.first == w && pi.result == hbOrdered
+	}
+	var ro *readOrder
+	if !v.shadowed && usePreorder {
+		var err error
+		ro, err = v.preorderReads(ctx, run, writes, needs, rect, func(w, r int32) bool {
+			known, _ := decided(w, r)
+			return known
+		}, budget)
+		if err != nil {
+			return err
+		}
+	}
 	hbMust := func(w, r int32) bool {
 		if f.taskTh[w] == f.taskTh[r] {
 			return f.body[w] < f.body[r]
@@ -978,9 +1000,10 @@ func (v *verifier) checkUninitialized(ctx context.Context, run *engine) error {
 			// Every conflicting pair is ordered as it ran.
 			return when[w] < when[r]
 		}
-		lo, hi := min(w, r), max(w, r)
-		pi := v.pair(uint64(lo)<<32 | uint64(hi))
-		return pi != nil && pi.first == w && pi.result == hbOrdered
+		if known, ordered := decided(w, r); known {
+			return ordered
+		}
+		return ro.orderedBefore(w, r)
 	}
 	work := budget
 	reported := 0
@@ -1054,10 +1077,12 @@ func (v *verifier) checkUninitialized(ctx context.Context, run *engine) error {
 						isTarget := make([]bool, len(p.Tasks))
 						isTarget[r] = true
 						g := newGame(f, srcs)
+						v.stats.Games++
 						complete := g.play(isTarget, func(_ int32, tr []int32) bool {
 							trace = tr[:len(tr):len(tr)]
 							return false
 						})
+						v.gameSteps += *g.work
 						if trace == nil {
 							if !complete {
 								v.inconclusive(fmt.Sprintf("the happens-before game for the read of task %q branched more than %d times", p.Tasks[r].Name, maxGameLeaves))

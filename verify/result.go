@@ -154,8 +154,10 @@ type Stats struct {
 	// States is the number of states the explorer visited (programs
 	// with semaphores).
 	States int `json:"explored_states,omitempty"`
-	// Games is the number of taint games played (one per task whose
-	// pairs relaxed or narrow-scoped synchronization left open).
+	// Games is the number of taint games played: one per task whose
+	// pairs relaxed or narrow-scoped synchronization left open, and one
+	// per set of writers the uninitialized-read check could not order
+	// before a read.
 	Games int `json:"taint_games,omitempty"`
 	// Engine names the decision procedure that produced the verdict:
 	// "greedy" (the confluent analyses) or "explore" (the explicit-state

@@ -38,6 +38,7 @@ type verifier struct {
 	shadowed    bool   // the shadow pass proved every conflicting pair ordered
 	initialized bool   // ... and every read of scratch and output bytes covered
 	truncated   []string
+	gameSteps   int64 // operations the taint games executed and copied, all branches together
 }
 
 func (v *verifier) add(f Finding) { v.findings = append(v.findings, f) }

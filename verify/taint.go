@@ -42,6 +42,9 @@ type game struct {
 	// target operation: clean(-1, trace) is called when it executes
 	// untainted.
 	srcOp, targetOp int32
+	// work counts the operations executed and copied by the game and its
+	// branches together (shared by clones).
+	work *int64
 }
 
 const untainted = int32(1<<31 - 1)
@@ -64,6 +67,7 @@ func newGame(f *form, sources []int32) *game {
 		source:    make([]bool, len(f.p.Tasks)),
 		srcOp:     -1,
 		targetOp:  -1,
+		work:      new(int64),
 	}
 	p := f.p
 	g.resident = p.Launch.Cooperative || capacity(p.Launch) >= p.Launch.Workers || residencyIgnored()
@@ -110,6 +114,7 @@ func (g *game) clone() *game {
 	}
 	c.ready = append([]int32(nil), g.ready...)
 	c.trace = append([]int32(nil), g.trace...)
+	*g.work += int64(len(g.trace) + len(g.pos) + len(g.val))
 	return &c
 }
 
@@ -271,6 +276,7 @@ func (g *game) runClean(isTarget []bool, clean func(int32, []int32) bool) bool {
 				g.taint(t, x)
 			}
 			g.trace = append(g.trace, x)
+			*g.work++
 			if x == g.targetOp && g.taintAt[t] > x {
 				g.targetOp = -1
 				if !clean(-1, g.trace) {
