@@ -24,6 +24,15 @@ type fastReader struct {
 
 // next skips white space and returns the next byte, or 0 at the end.
 func (r *fastReader) next() byte {
+	if r.i < len(r.b) {
+		if c := r.b[r.i]; c > ' ' {
+			return c
+		}
+	}
+	return r.nextSlow()
+}
+
+func (r *fastReader) nextSlow() byte {
 	for r.i < len(r.b) {
 		switch c := r.b[r.i]; c {
 		case ' ', '\t', '\n', '\r':
@@ -108,11 +117,10 @@ func (r *fastReader) key() ([]byte, bool) {
 // int reads a non-negative integer of at most 18 digits, with no fraction
 // or exponent, that ends within the buffer.
 func (r *fastReader) int() (int64, bool) {
-	b, i := r.b, r.i
-	if r.next() < '0' || r.next() > '9' {
+	if c := r.next(); c < '0' || c > '9' {
 		return 0, false
 	}
-	i = r.i
+	b, i := r.b, r.i
 	j := i
 	var v int64
 	for j < len(b) && b[j] >= '0' && b[j] <= '9' {
