@@ -452,7 +452,11 @@ func (s *Scanner) Key() ([]byte, bool) {
 			i = s.end
 		}
 		if i < s.end && b[i] == '"' {
-			j := safeSpan(b[:s.end], i+1)
+			// Keys are short: byte by byte (safeSpan's words cost more).
+			j := i + 1
+			for j < s.end && strSafe[b[j]] {
+				j++
+			}
 			if j+1 < s.end && b[j] == '"' && b[j+1] == ':' {
 				f.key, f.owned, f.member = b[i+1:j], false, true
 				s.pos = j + 2
