@@ -55,6 +55,10 @@ func raw(v any) json.RawMessage {
 //     non-cooperative launch), or at most as many workers as the target
 //     holds (a cooperative one, when no task is pinned beyond them);
 //   - readonly-write: the written input or weight buffer declared state;
+//   - out-of-bounds: the access shrunk to the buffer: a one-row access's
+//     offset and length clipped to the buffer's bytes, a strided one's rows
+//     cut to those that fit (none when no byte, or no whole row, is
+//     inside);
 //   - output-unwritten: the bytes written by the last task (in list order)
 //     that writes the buffer, or by a new dynamic task when none does.
 func patchFor(p *schedule.Program, f *Finding, st *schedule.State) []PatchOp {
@@ -129,6 +133,8 @@ func patchFor(p *schedule.Program, f *Finding, st *schedule.State) []PatchOp {
 		}
 	case CodeOutputUnwritten:
 		return unwrittenPatch(p, f)
+	case CodeOutOfBounds:
+		return boundsPatch(p, f)
 	case CodeReadonlyWrite:
 		if len(f.Tasks) == 0 {
 			return nil
@@ -364,6 +370,69 @@ func mustFollow(p *schedule.Program, b int) []bool {
 		}
 	}
 	return later
+}
+
+// boundsPatch shrinks the access an out-of-bounds finding is about (found
+// by its message, as the static check writes it) to its buffer's bytes.
+func boundsPatch(p *schedule.Program, f *Finding) []PatchOp {
+	if len(f.Tasks) == 0 {
+		return nil
+	}
+	i := f.Tasks[0]
+	t := &p.Tasks[i]
+	for _, write := range []bool{false, true} {
+		list, what, key := t.Reads, "reads", "/reads/"
+		if write {
+			list, what, key = t.Writes, "writes", "/writes/"
+		}
+		for k, a := range list {
+			b := &p.Buffers[a.Buffer]
+			r := geom.Strided(geom.Pos(0, a.Offset), a.Length, a.Rows, a.Stride)
+			lo, hi := geom.Byte(0, r.Off), geom.Byte(0, r.End())
+			if boundsMessage(t.Name, what, lo, hi, b) != f.Message {
+				continue
+			}
+			return clipPatch(a, b.Size, taskPointer(i)+key+strconv.Itoa(k))
+		}
+	}
+	return nil
+}
+
+// clipPatch shrinks access a, at ptr, to the size bytes of its buffer.
+func clipPatch(a schedule.Access, size uint64, ptr string) []PatchOp {
+	if size > math.MaxInt64 {
+		return nil
+	}
+	end := int64(size)
+	if a.RowCount() == 1 {
+		lo := max(a.Offset, 0)
+		hi := min(end, saturatingEnd(a.Offset, a.Length))
+		if hi <= lo {
+			return nil
+		}
+		ops := []PatchOp{{Op: "replace", Path: ptr + "/length", Value: raw(uint64(hi - lo))}}
+		if lo != a.Offset {
+			ops = append(ops, PatchOp{Op: "add", Path: ptr + "/offset", Value: raw(lo)})
+		}
+		return ops
+	}
+	// Strided: keep the rows that lie wholly inside.
+	if a.Offset < 0 || a.Stride == 0 || a.Length > size || uint64(a.Offset) > size-a.Length {
+		return nil
+	}
+	rows := (size-a.Length-uint64(a.Offset))/a.Stride + 1
+	if rows >= a.RowCount() {
+		return nil
+	}
+	return []PatchOp{{Op: "replace", Path: ptr + "/rows", Value: raw(rows)}}
+}
+
+// saturatingEnd is off+length, or math.MaxInt64 beyond it.
+func saturatingEnd(off int64, length uint64) int64 {
+	if length > math.MaxInt64 || off > 0 && int64(length) > math.MaxInt64-off {
+		return math.MaxInt64
+	}
+	return off + int64(length)
 }
 
 // taskPointer is the JSON Pointer of task i in the megaproof/v1 form.

@@ -39,6 +39,12 @@ func unwrittenMessage(buffer string, lo, hi int64) string {
 	return fmt.Sprintf("output %s: bytes [%d, %d) are never written", buffer, lo, hi)
 }
 
+// boundsMessage is the message of an out-of-bounds finding: task name's
+// access (what: "reads" or "writes") of bytes [lo, hi) of buffer b.
+func boundsMessage(name, what string, lo, hi int64, b *schedule.Buffer) string {
+	return fmt.Sprintf("task %q %s bytes [%d, %d) of %s, which has %d bytes", name, what, lo, uint64(hi), b.Name, b.Size)
+}
+
 // staticFindings computes the static findings. Bounds are decided on each
 // access's extent, output coverage on the writes' rectangles: neither
 // depends on rows or sizes. An output buffer whose coverage needs more than
@@ -67,8 +73,9 @@ func staticFindings(p *schedule.Program) []Finding {
 			if lo < 0 || hi < 0 || uint64(hi) > b.Size+boundsSlack() {
 				add(Finding{
 					Code:    CodeOutOfBounds,
-					Message: fmt.Sprintf("task %q %s bytes [%d, %d) of %s, which has %d bytes", t.Name, what, lo, uint64(hi), b.Name, b.Size),
+					Message: boundsMessage(t.Name, what, lo, hi, b),
 					Tasks:   []int{i},
+					Fix:     fmt.Sprintf("keep the access within the %d bytes of %s: fix its offset, length or rows", b.Size, b.Name),
 				})
 			}
 		}

@@ -164,3 +164,46 @@ func TestAMKPatchesFixTheirExamples(t *testing.T) {
 		t.Errorf("%d patches applied, want at least one per faulty program (%d)", patched, len(amkFaults))
 	}
 }
+
+// An out-of-bounds access is shrunk to its buffer by its patch: offsets
+// past either end, and strided rows, and the patched document verifies
+// safe.
+func TestBoundsPatches(t *testing.T) {
+	const head = `{"format": "megaproof/v1", "launch": {"sms": 4, "workers": 2, "cooperative": true},
+ "buffers": [{"name": "x", "kind": "state", "size": 48}], "tasks": [{"name": "t", "worker": 0, `
+	for _, c := range []struct{ access, want string }{
+		{`"writes": [{"buffer": "x", "offset": 16, "length": 64}]`, `[{"op":"replace","path":"/tasks/0/writes/0/length","value":32}]`},
+		{`"reads": [{"buffer": "x", "offset": -8, "length": 16}]`, `[{"op":"replace","path":"/tasks/0/reads/0/length","value":8},{"op":"add","path":"/tasks/0/reads/0/offset","value":0}]`},
+		{`"reads": [{"buffer": "x", "offset": -8, "length": 100}]`, `[{"op":"replace","path":"/tasks/0/reads/0/length","value":48},{"op":"add","path":"/tasks/0/reads/0/offset","value":0}]`},
+		{`"writes": [{"buffer": "x", "length": 8, "rows": 4, "stride": 16}]`, `[{"op":"replace","path":"/tasks/0/writes/0/rows","value":3}]`},
+		{`"writes": [{"buffer": "x", "offset": 8, "length": 8, "rows": 4, "stride": 16}]`, `[{"op":"replace","path":"/tasks/0/writes/0/rows","value":3}]`},
+		{`"reads": [{"buffer": "x", "length": 8}], "writes": [{"buffer": "x", "offset": 40, "length": 9}]`, `[{"op":"replace","path":"/tasks/0/writes/0/length","value":8}]`},
+	} {
+		doc := []byte(head + c.access + `}]}`)
+		r := verifyBytes(t, doc)
+		if r.Verdict != verify.Unsafe || len(r.Findings) != 1 || r.Findings[0].Code != verify.CodeOutOfBounds {
+			t.Fatalf("%s: %s %+v", c.access, r.Verdict, r.Findings)
+		}
+		f := r.Findings[0]
+		if got := patchText(f.Patch); got != c.want {
+			t.Errorf("%s: patch %s, want %s", c.access, got, c.want)
+		}
+		var v any
+		if err := json.Unmarshal(doc, &v); err != nil {
+			t.Fatal(err)
+		}
+		v, err := applyJSONPatch(v, f.Patch)
+		if err != nil {
+			t.Fatalf("%s: %v", c.access, err)
+		}
+		fixed, _ := json.Marshal(v)
+		if after := verifyBytes(t, fixed); after.Verdict != verify.Safe {
+			t.Errorf("%s: after %s: %s %+v", c.access, patchText(f.Patch), after.Verdict, after.Findings)
+		}
+	}
+	// No byte inside: no patch.
+	r := verifyBytes(t, []byte(head+`"writes": [{"buffer": "x", "offset": 48, "length": 8}]}]}`))
+	if len(r.Findings) != 1 || len(r.Findings[0].Patch) != 0 {
+		t.Errorf("an access wholly outside: %+v", r.Findings)
+	}
+}
