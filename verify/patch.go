@@ -55,6 +55,9 @@ func raw(v any) json.RawMessage {
 //     non-cooperative launch), or at most as many workers as the target
 //     holds (a cooperative one, when no task is pinned beyond them);
 //   - readonly-write: the written input or weight buffer declared state;
+//   - uninitialized-read: the reader waits for a new counter that the
+//     writer its fix names signals after its body (as for a race), or,
+//     where no task writes the bytes, the scratch buffer declared state;
 //   - out-of-bounds: the access shrunk to the buffer: a one-row access's
 //     offset and length clipped to the buffer's bytes, a strided one's rows
 //     cut to those that fit (none when no byte, or no whole row, is
@@ -135,6 +138,21 @@ func patchFor(p *schedule.Program, f *Finding, st *schedule.State) []PatchOp {
 		return unwrittenPatch(p, f)
 	case CodeOutOfBounds:
 		return boundsPatch(p, f)
+	case CodeUninitializedRead:
+		if ws, buf := uninitTarget(p, f); len(ws) > 0 {
+			var ops []PatchOp
+			q := &schedule.Program{Counters: p.Counters, Tasks: p.Tasks}
+			for _, w := range ws {
+				// Each writer its own counter; q tells orderPatch the
+				// counters and steps the earlier edits added.
+				patch := orderPatch(q, w, f.Tasks[0])
+				ops = append(ops, patch...)
+				q = withOrder(q, w, f.Tasks[0], patch)
+			}
+			return ops
+		} else if buf >= 0 {
+			return []PatchOp{{Op: "replace", Path: "/buffers/" + strconv.Itoa(buf) + "/kind", Value: raw("state")}}
+		}
 	case CodeReadonlyWrite:
 		if len(f.Tasks) == 0 {
 			return nil
@@ -189,6 +207,9 @@ func patchAt(p *schedule.Program, f *Finding, st *schedule.State, loc schedule.L
 //   - deadlock.cycle: as on megaproof/v1, a stuck task moved in the task
 //     list after the first later task of its SM that signals what another
 //     stuck thread waits for (the task list is AMK's per-SM queue order);
+//   - uninitialized-read: the reader waits on the out_counter of the writer
+//     its fix names, as for a race; where no task writes the bytes, the
+//     ACTIVATION buffer declared KV_CACHE;
 //   - readonly-write: the written WEIGHT, CONST or IO_INPUT buffer declared
 //     KV_CACHE, AMK's state kind.
 //
@@ -214,6 +235,12 @@ func amkPatchFor(p *schedule.Program, f *Finding, st *schedule.State) []PatchOp 
 			}
 		}
 		return ops
+	case CodeUninitializedRead:
+		if ws, buf := uninitTarget(p, f); len(ws) > 0 {
+			return amkWaitPatch(p, f.Tasks[0], ws)
+		} else if buf >= 0 {
+			return []PatchOp{{Op: "replace", Path: "/buffers/" + strconv.Itoa(buf) + "/kind", Value: raw("KV_CACHE")}}
+		}
 	case CodeReadonlyWrite:
 		if len(f.Tasks) == 0 {
 			return nil
@@ -248,45 +275,66 @@ func amkStepPointer(ptr string) string {
 // amkOrderPatch makes AMK task b wait on task a's out_counter for the value
 // the counter must have once a has signalled (see amkPatchFor).
 func amkOrderPatch(p *schedule.Program, a, b int) []PatchOp {
-	ta, tb := &p.Tasks[a], &p.Tasks[b]
-	if len(ta.After) != 1 || ta.After[0].Kind != schedule.Signal {
-		return nil
-	}
-	c := ta.After[0].Object
-	id, ok := amk.CounterID(p, int(c))
-	if !ok {
-		return nil
-	}
+	return amkWaitPatch(p, b, []int{a})
+}
+
+// amkWaitPatch makes AMK task b wait, for each task a of as, on a's
+// out_counter for the value the counter must have once a has signalled: a
+// wait of b on the counter with a lower threshold raised, the others
+// added; nil where one of as must run after b, a value is beyond 32 bits
+// or b would have more than amk.MaxWaits waits.
+func amkWaitPatch(p *schedule.Program, b int, as []int) []PatchOp {
 	later := mustFollow(p, b)
-	if later[a] {
-		return nil
-	}
-	k := p.Counters[c].Init
-	for i := range p.Tasks {
-		if later[i] {
+	tb := &p.Tasks[b]
+	var ops []PatchOp
+	var added []any
+	done := map[int32]bool{}
+	for _, a := range as {
+		ta := &p.Tasks[a]
+		if later[a] || len(ta.After) != 1 || ta.After[0].Kind != schedule.Signal {
+			return nil
+		}
+		c := ta.After[0].Object
+		if done[c] {
 			continue
 		}
-		for _, s := range p.Tasks[i].After {
-			if s.Kind == schedule.Signal && s.Object == c {
-				k += s.Value
+		done[c] = true
+		id, ok := amk.CounterID(p, int(c))
+		if !ok {
+			return nil
+		}
+		k := p.Counters[c].Init
+		for i := range p.Tasks {
+			if later[i] {
+				continue
+			}
+			for _, s := range p.Tasks[i].After {
+				if s.Kind == schedule.Signal && s.Object == c {
+					k += s.Value
+				}
 			}
 		}
-	}
-	if k > math.MaxUint32 {
-		return nil
-	}
-	for j, s := range tb.Before {
-		if s.Kind == schedule.Wait && s.Object == c {
-			if s.Value >= k {
-				return nil
-			}
-			return []PatchOp{{Op: "replace", Path: taskPointer(b) + "/waits/" + strconv.Itoa(j) + "/threshold", Value: raw(k)}}
+		if k > math.MaxUint32 {
+			return nil
+		}
+		j := slices.IndexFunc(tb.Before, func(s schedule.Step) bool { return s.Kind == schedule.Wait && s.Object == c })
+		switch {
+		case j < 0:
+			added = append(added, map[string]any{"counter": id, "threshold": k})
+		case tb.Before[j].Value < k:
+			ops = append(ops, PatchOp{Op: "replace", Path: taskPointer(b) + "/waits/" + strconv.Itoa(j) + "/threshold", Value: raw(k)})
 		}
 	}
-	if len(tb.Before) >= amk.MaxWaits {
+	if len(tb.Before)+len(added) > amk.MaxWaits {
 		return nil
 	}
-	return []PatchOp{appendTo(taskPointer(b)+"/waits", len(tb.Before) == 0, map[string]any{"counter": id, "threshold": k})}
+	if len(tb.Before) == 0 && len(added) > 0 {
+		return append(ops, PatchOp{Op: "add", Path: taskPointer(b) + "/waits", Value: raw(added)})
+	}
+	for _, w := range added {
+		ops = append(ops, PatchOp{Op: "add", Path: taskPointer(b) + "/waits/-", Value: raw(w)})
+	}
+	return ops
 }
 
 // mustFollow marks the tasks of p that cannot start before task b has
@@ -360,7 +408,11 @@ func mustFollow(p *schedule.Program, b int) []bool {
 		stack = stack[:len(stack)-1]
 		mark(next[i])
 		t := &p.Tasks[i]
-		for _, list := range [][]schedule.Step{t.Before, t.After} {
+		lists := [][]schedule.Step{t.Before, t.After}
+		if i == b {
+			lists = lists[1:] // b's own signals before its body may come first
+		}
+		for _, list := range lists {
 			for _, s := range list {
 				if s.Kind == schedule.Signal && avail[s.Object] != math.MaxUint64 {
 					avail[s.Object] -= s.Value
@@ -433,6 +485,107 @@ func saturatingEnd(off int64, length uint64) int64 {
 		return math.MaxInt64
 	}
 	return off + int64(length)
+}
+
+// uninitFix names the fix of an uninitialized read by task r of bytes of
+// buffer buf that the tasks srcs write, none ordered before r: r waits for
+// every task that writes bytes of a buffer it reads uninitialized and need
+// not run after it ([uninitWriters]), or, where none writes the bytes and
+// buf is scratch, buf declared state; "" for neither.
+func uninitFix(p *schedule.Program, r int, srcs []int32, buf int32) string {
+	if len(srcs) == 0 {
+		if b := &p.Buffers[buf]; b.Kind == schedule.KindScratch {
+			return uninitStateFix(b.Name, p.Tasks[r].Name)
+		}
+		return ""
+	}
+	if ws := uninitWriters(p, r); len(ws) > 0 {
+		return uninitOrderFix(p, r, ws)
+	}
+	return ""
+}
+
+// uninitWriters are the tasks other than r that write bytes within the
+// extent of a read of r on a buffer that needs initializing and that need
+// not run after r, in task order.
+func uninitWriters(p *schedule.Program, r int) []int {
+	later := mustFollow(p, r)
+	var ws []int
+	for w := range p.Tasks {
+		if w == r || later[w] {
+			continue
+		}
+	search:
+		for _, rd := range p.Tasks[r].Reads {
+			if !needsInit(p.Buffers[rd.Buffer].Kind) {
+				continue
+			}
+			x := geom.Strided(geom.Pos(0, rd.Offset), rd.Length, rd.Rows, rd.Stride)
+			for _, wr := range p.Tasks[w].Writes {
+				y := geom.Strided(geom.Pos(0, wr.Offset), wr.Length, wr.Rows, wr.Stride)
+				if wr.Buffer == rd.Buffer && x.Off < y.End() && y.Off < x.End() {
+					ws = append(ws, w)
+					break search
+				}
+			}
+		}
+	}
+	return ws
+}
+
+func uninitOrderFix(p *schedule.Program, r int, ws []int) string {
+	if len(ws) == 1 {
+		return fmt.Sprintf("make %q wait for a signal that %q sends after its body (a write of the bytes ordered before the read)", p.Tasks[r].Name, p.Tasks[ws[0]].Name)
+	}
+	return fmt.Sprintf("make %q wait for signals that the %d tasks writing what it reads (%q first) send after their bodies", p.Tasks[r].Name, len(ws), p.Tasks[ws[0]].Name)
+}
+
+func uninitStateFix(buf, reader string) string {
+	return fmt.Sprintf("declare %s a state buffer (initialized before the launch), or write the bytes in a task ordered before %q", buf, reader)
+}
+
+// uninitTarget finds what an uninitialized-read's fix names, by its text:
+// the writers the reader should wait for, or else the buffer to declare
+// state (-1 for none).
+func uninitTarget(p *schedule.Program, f *Finding) (writers []int, buf int) {
+	if len(f.Tasks) != 1 || f.Fix == "" {
+		return nil, -1
+	}
+	r := f.Tasks[0]
+	for _, a := range p.Tasks[r].Reads {
+		if uninitStateFix(p.Buffers[a.Buffer].Name, p.Tasks[r].Name) == f.Fix {
+			return nil, int(a.Buffer)
+		}
+	}
+	if ws := uninitWriters(p, r); len(ws) > 0 && uninitOrderFix(p, r, ws) == f.Fix {
+		return ws, -1
+	}
+	return nil, -1
+}
+
+// withOrder is q as the orderPatch edit of tasks a and b leaves it: one
+// more counter, a signal after a's body, a wait before b's (the values do
+// not matter, only the names and the list lengths orderPatch reads).
+func withOrder(q *schedule.Program, a, b int, patch []PatchOp) *schedule.Program {
+	var name string
+	var c struct {
+		Name string `json:"name"`
+	}
+	if len(patch) > 0 && json.Unmarshal(trimList(patch[0].Value), &c) == nil {
+		name = c.Name
+	}
+	r := &schedule.Program{Counters: append(slices.Clip(q.Counters), schedule.Counter{Name: name}), Tasks: slices.Clone(q.Tasks)}
+	r.Tasks[a].After = append(slices.Clip(r.Tasks[a].After), schedule.Step{Kind: schedule.Signal})
+	r.Tasks[b].Before = append(slices.Clip(r.Tasks[b].Before), schedule.Step{Kind: schedule.Wait})
+	return r
+}
+
+// trimList is the element of a one-element JSON list, or v itself.
+func trimList(v json.RawMessage) json.RawMessage {
+	if len(v) > 1 && v[0] == '[' && v[len(v)-1] == ']' {
+		return v[1 : len(v)-1]
+	}
+	return v
 }
 
 // taskPointer is the JSON Pointer of task i in the megaproof/v1 form.

@@ -1103,7 +1103,7 @@ func (v *verifier) checkUninitialized(ctx context.Context, run *engine) error {
 					} else {
 						msg += fmt.Sprintf(", and none of the %d tasks that write them is ordered before it", len(srcs))
 					}
-					v.add(Finding{Code: CodeUninitializedRead, Message: msg, Tasks: []int{r}, Witness: f.events(trace)})
+					v.add(Finding{Code: CodeUninitializedRead, Message: msg, Tasks: []int{r}, Fix: uninitFix(p, r, srcs, a.Buffer), Witness: f.events(trace)})
 					return false
 				})
 				if err != nil {

@@ -19,7 +19,6 @@ import (
 // Codes whose findings name no definite edit on their examples: the fix
 // depends on what the program means.
 var noPatch = map[string]string{
-	verify.CodeUninitializedRead: "no fix: which task should write the bytes first is the program's to say",
 	verify.CodeDeadlockSemaphore: "the explorer's semaphore cycle names no fix",
 }
 
