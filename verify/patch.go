@@ -12,6 +12,7 @@ import (
 	"github.com/megaproof/megaproof/internal/geom"
 	"github.com/megaproof/megaproof/schedule"
 	"github.com/megaproof/megaproof/schedule/amk"
+	"github.com/megaproof/megaproof/schedule/mpk"
 )
 
 // PatchOp is one RFC 6902 JSON Patch operation. Path and From are JSON
@@ -81,18 +82,10 @@ func patchFor(p *schedule.Program, f *Finding, st *schedule.State) []PatchOp {
 		}
 		return ops
 	case CodeDeadlockUnsatisfiable, CodeDeadlockBarrier:
-		if st == nil || len(f.Tasks) == 0 {
+		task, after, j, s, ok := stuckStep(p, f, st)
+		if !ok {
 			return nil
 		}
-		th := threadOf(st.Form(), p, f.Tasks[0])
-		if th < 0 || st.Finished(th) {
-			return nil
-		}
-		task, after, j, ok := st.Form().StepSource(p, th, int(st.Pos[th]))
-		if !ok || j < 0 || task != f.Tasks[0] {
-			return nil
-		}
-		s := stepList(p, task, after)[j]
 		path := stepPointer(task, after, j)
 		if f.Code == CodeDeadlockBarrier {
 			if s.Kind != schedule.Sync {
@@ -172,17 +165,77 @@ func patchFor(p *schedule.Program, f *Finding, st *schedule.State) []PatchOp {
 
 // patchAt returns the fix of finding f as JSON Patch operations on the
 // document p was read from, in the format loc locates: megaproof/v1
-// ([schedule.Paths], see patchFor) or AMK IR ([amk.Paths], see
-// amkPatchFor); nil for another format or where the fix is not one
-// definite edit in it.
+// ([schedule.Paths], see patchFor), AMK IR ([amk.Paths], see amkPatchFor)
+// or an MPK task graph ([mpk.Paths], see mpkPatchFor); nil for another
+// format or where the fix is not one definite edit in it.
 func patchAt(p *schedule.Program, f *Finding, st *schedule.State, loc schedule.Locator) []PatchOp {
 	switch loc.(type) {
 	case schedule.Paths:
 		return patchFor(p, f, st)
 	case amk.Paths:
 		return amkPatchFor(p, f, st)
+	case mpk.Paths:
+		return mpkPatchFor(p, f, st)
 	}
 	return nil
+}
+
+// mpkPatchFor returns the fix of finding f as JSON Patch operations on the
+// MPK task graph p was read from (schedule/mpk: event e is /all_events/e),
+// or nil where the fix has no MPK form. MPK tasks wait on one event and
+// trigger one, so most fixes restructure the graph; the one edit:
+//
+//   - deadlock.unsatisfiable: the stuck wait's event's num_triggers
+//     lowered to the number of tasks that trigger it in one iteration (the
+//     waits on it are num_triggers × the iteration); none when no task
+//     triggers it.
+func mpkPatchFor(p *schedule.Program, f *Finding, st *schedule.State) []PatchOp {
+	if f.Code != CodeDeadlockUnsatisfiable {
+		return nil
+	}
+	_, _, _, s, ok := stuckStep(p, f, st)
+	if !ok || s.Kind != schedule.Wait {
+		return nil
+	}
+	e, ok := mpk.EventOf(p, int(s.Object))
+	if !ok {
+		return nil
+	}
+	loc := mpk.Paths{Program: p}
+	n := 0
+	for i := range p.Tasks {
+		t := &p.Tasks[i]
+		if loc.TaskPath(i) == "" || !strings.HasSuffix(t.Name, "@1") {
+			continue
+		}
+		for _, x := range t.After {
+			if x.Kind == schedule.Signal && x.Object == s.Object {
+				n++
+				break
+			}
+		}
+	}
+	if n == 0 || reachable(p, s.Object) >= s.Value {
+		return nil
+	}
+	return []PatchOp{{Op: "replace", Path: "/all_events/" + strconv.Itoa(e) + "/num_triggers", Value: raw(n)}}
+}
+
+// stuckStep is the step at which the first task of a deadlock finding
+// stands in the state st its witness reaches.
+func stuckStep(p *schedule.Program, f *Finding, st *schedule.State) (task int, after bool, j int, s schedule.Step, ok bool) {
+	if st == nil || len(f.Tasks) == 0 {
+		return 0, false, 0, s, false
+	}
+	th := threadOf(st.Form(), p, f.Tasks[0])
+	if th < 0 || st.Finished(th) {
+		return 0, false, 0, s, false
+	}
+	task, after, j, ok = st.Form().StepSource(p, th, int(st.Pos[th]))
+	if !ok || j < 0 || task != f.Tasks[0] {
+		return 0, false, 0, s, false
+	}
+	return task, after, j, stepList(p, task, after)[j], true
 }
 
 // amkPatchFor returns the fix of finding f as JSON Patch operations on the

@@ -51,8 +51,8 @@ type ReportFinding struct {
 	Fix string `json:"fix,omitempty"`
 	// Patch is Fix as RFC 6902 JSON Patch operations on the input
 	// document, where the finding names a fix, the fix is a definite edit
-	// in the document's format and the format is megaproof/v1 or AMK IR
-	// (see docs/SEMANTICS.md, "Fixes as patches"). Applying
+	// in the document's format and the format is megaproof/v1, AMK IR or
+	// MPK (see docs/SEMANTICS.md, "Fixes as patches"). Applying
 	// it removes the finding on the code examples; verify the result, as
 	// an edit may change what else the program does.
 	Patch []PatchOp `json:"patch,omitempty"`
@@ -256,8 +256,8 @@ func (r *Result) Report(p *schedule.Program) *Report {
 // index becomes the task's name (#N for an index p does not have, which
 // only a Result of another program can hold), each witness is replayed to
 // annotate its events, and each finding gets its locations and, for a
-// megaproof/v1 document ([schedule.Paths]) or an AMK one (amk.Paths),
-// its patch. File and Format
+// megaproof/v1 document ([schedule.Paths]), an AMK one (amk.Paths) or an
+// MPK one (mpk.Paths), its patch. File and Format
 // are left for the caller.
 func (r *Result) ReportAt(p *schedule.Program, loc schedule.Locator) *Report {
 	rep := &Report{Verdict: r.Verdict, Stats: r.Stats, Findings: make([]ReportFinding, 0, len(r.Findings))}

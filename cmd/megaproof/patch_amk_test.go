@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -206,4 +207,80 @@ func TestBoundsPatches(t *testing.T) {
 	if len(r.Findings) != 1 || len(r.Findings[0].Patch) != 0 {
 		t.Errorf("an access wholly outside: %+v", r.Findings)
 	}
+}
+
+// On an MPK task graph with END's num_triggers above the tasks that
+// trigger it, the unsatisfiable wait's patch lowers num_triggers to them:
+// applied, the graph verifies safe.
+func TestMPKPatches(t *testing.T) {
+	for _, c := range []struct {
+		file  string
+		event int
+		value float64
+	}{
+		// END_OF_TASK_GRAPH (the last event): TERMINATE's wait can never
+		// pass. (Too high a num_triggers on another event stalls a worker's
+		// queue: a deadlock.cycle, whose fix has no MPK edit.)
+		{"ex1_reduce_edge.json", -1, 7},
+		{"ex2_chain_partitioned.json", -1, 9},
+		{"ex3_fork_interleaved.json", -1, 9},
+	} {
+		b, err := os.ReadFile("../../schedule/mpk/testdata/" + c.file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var d map[string]any
+		if err := decodeNumbers(b, &d); err != nil {
+			t.Fatal(err)
+		}
+		evs := d["all_events"].([]any)
+		e := c.event
+		if e < 0 {
+			e = len(evs) - 1
+		}
+		evs[e].(map[string]any)["num_triggers"] = c.value
+		doc, _ := json.Marshal(d)
+		r := verifyBytes(t, doc)
+		if r.Format != formatMPK || r.Verdict != verify.Unsafe {
+			t.Fatalf("%s: %s %s %+v", c.file, r.Format, r.Verdict, r.Findings)
+		}
+		patched := 0
+		for _, f := range r.Findings {
+			if f.Code != verify.CodeDeadlockUnsatisfiable {
+				if len(f.Patch) > 0 {
+					t.Errorf("%s: %s has a patch %s", c.file, f.Code, patchText(f.Patch))
+				}
+				continue
+			}
+			if len(f.Patch) == 0 {
+				t.Errorf("%s: %s %v has no patch", c.file, f.Code, f.Tasks)
+				continue
+			}
+			var v any
+			if err := decodeNumbers(doc, &v); err != nil {
+				t.Fatal(err)
+			}
+			v, err := applyJSONPatch(v, f.Patch)
+			if err != nil {
+				t.Fatalf("%s: %v", c.file, err)
+			}
+			fixed, _ := json.Marshal(v)
+			if after := verifyBytes(t, fixed); after.Verdict != verify.Safe {
+				t.Errorf("%s: after %s: %s %+v", c.file, patchText(f.Patch), after.Verdict, after.Findings)
+			}
+			t.Logf("%s: %s %v: %s", c.file, f.Code, f.Tasks, patchText(f.Patch))
+			patched++
+		}
+		if patched == 0 {
+			t.Errorf("%s: no deadlock.unsatisfiable patch; findings %+v", c.file, r.Findings)
+		}
+	}
+}
+
+// decodeNumbers decodes JSON keeping numbers as json.Number (MPK's 64-bit
+// event ids do not survive float64).
+func decodeNumbers(b []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	return dec.Decode(v)
 }

@@ -82,8 +82,9 @@ func TestPatchesFixTheirExamples(t *testing.T) {
 			}
 		})
 	}
-	if patched < 12 {
-		t.Errorf("%d patches applied, want every fix of the examples (at least 12)", patched)
+	t.Logf("%d patches applied", patched)
+	if patched < 16 {
+		t.Errorf("%d patches applied, want every fix of the examples (at least 16)", patched)
 	}
 }
 

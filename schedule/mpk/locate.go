@@ -66,3 +66,13 @@ func (l Paths) StepPath(task int, after bool, step int) string {
 	}
 	return ""
 }
+
+// EventOf returns the all_events position of counter c of a program this
+// package mapped: the counters of the events come first, counter e named
+// e<e>; ok is false for a counter the mapping added (the queues).
+func EventOf(p *schedule.Program, c int) (event int, ok bool) {
+	if c < 0 || c >= len(p.Counters) || p.Counters[c].Name != "e"+strconv.Itoa(c) {
+		return 0, false
+	}
+	return c, true
+}
