@@ -75,6 +75,12 @@ func (r *fastReader) key() ([]byte, bool) {
 		switch r.b[r.i+1] {
 		case 'c':
 			k = "counter"
+		case 'd':
+			k = "dtype"
+		case 'k':
+			k = "kind"
+		case 'n':
+			k = "name"
 		case 'e':
 			k = "est_bytes"
 			if r.i+5 < len(r.b) && r.b[r.i+5] == 'f' {
@@ -98,7 +104,18 @@ func (r *fastReader) key() ([]byte, bool) {
 		case 'p':
 			k = "params"
 		case 's':
-			k = "sm"
+			if r.i+2 < len(r.b) {
+				switch r.b[r.i+2] {
+				case 'm':
+					k = "sm"
+				case 'h':
+					k = "shape"
+				case 'o':
+					k = "source"
+				case 'p':
+					k = "space"
+				}
+			}
 		case 't':
 			k = "threshold"
 		case 'w':
@@ -380,5 +397,61 @@ func (d *decoder) fastTask(tf *taskFields) (int, bool) {
 		return ok && once(&seen, bit)
 	})
 	tf.seen = seen
+	return r.i, ok
+}
+
+// fastBuffer reads the buffer at the scanner's position by hand into bf
+// and d.shape, as scanBuffer would, and returns how many bytes it read; or
+// false, for the scanner to read it.
+func (d *decoder) fastBuffer(bf *bufFields) (int, bool) {
+	r := fastReader{b: d.s.Buffered()}
+	var seen uint32
+	ok := r.object(func(key []byte) bool {
+		var bit uint32
+		ok := false
+		switch string(key) {
+		case "id":
+			bit = b0
+			bf.id, ok = r.int()
+		case "name":
+			bit = b1
+			var v []byte
+			if v, ok = r.str(); ok {
+				bf.name = string(v)
+			}
+		case "kind":
+			bit = b2
+			var v []byte
+			if v, ok = r.str(); ok {
+				bf.kind, ok = kinds[string(v)]
+			}
+		case "dtype":
+			bit = b3
+			var v []byte
+			if v, ok = r.str(); ok {
+				bf.bits = dtypeBits[string(v)]
+				ok = bf.bits != 0
+			}
+		case "space":
+			bit = b4
+			if ok = r.lit("null"); !ok {
+				var v []byte
+				v, ok = r.str()
+				ok = ok && memSpaces[string(v)]
+			}
+		case "shape":
+			bit = b5
+			ok = r.list(func() bool {
+				x, ok := r.int()
+				d.shape = append(d.shape, x)
+				return ok
+			})
+		case "source":
+			// AMK's state-dict key, which the mapping does not use.
+			bit, ok = b6, r.scalar() != 0
+		}
+		return ok && once(&seen, bit)
+	})
+	bf.seen = seen
 	return r.i, ok
 }

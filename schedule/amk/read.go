@@ -56,6 +56,7 @@ type decoder struct {
 	nameEnds []nameEnd
 
 	fastRead int // tasks read by fastTask in this document (for tests)
+	fastBufs int // buffers read by fastBuffer
 }
 
 type nameEnd struct{ task, end int32 }
@@ -90,7 +91,7 @@ func (d *decoder) decode() (*schedule.Program, error) {
 	d.m = &d.mm
 	d.irVersion, d.abiVersion, d.meta, d.target, d.pages = nil, nil, nil, nil, nil
 	d.buffersDone, d.countersDone, d.tasksSeen, d.tasksRaw = false, false, false, nil
-	d.fastRead = 0
+	d.fastRead, d.fastBufs = 0, 0
 	err := d.top()
 	p := d.m.p
 	d.m.p = nil
@@ -439,19 +440,39 @@ const (
 	b11
 )
 
+// bufFields are what a buffer's keys give, before it is mapped; its shape
+// is in d.shape.
+type bufFields struct {
+	seen     uint32
+	id, bits int64
+	name     string
+	kind     schedule.BufferKind
+}
+
 func (d *decoder) buffer(i int) bool {
-	s, m := d.s, d.m
+	var bf bufFields
+	d.shape = d.shape[:0]
+	if n, ok := d.fastBuffer(&bf); ok {
+		d.s.Advance(n)
+		d.fastBufs++
+	} else {
+		bf = bufFields{}
+		d.shape = d.shape[:0]
+		if !d.scanBuffer(&bf) {
+			return false
+		}
+	}
+	return d.finishBuffer(i, &bf)
+}
+
+// scanBuffer reads a buffer's keys with the scanner.
+func (d *decoder) scanBuffer(bf *bufFields) bool {
+	s := d.s
 	if s.Peek() != 'o' {
 		return false
 	}
 	s.Object()
 	d.dropExtra(0)
-	var seen uint32
-	var id, bits int64
-	var name []byte
-	var nameStr string
-	var kind schedule.BufferKind
-	d.shape = d.shape[:0]
 	ok := true
 	for ok {
 		key, more := s.Key()
@@ -462,24 +483,25 @@ func (d *decoder) buffer(i int) bool {
 		switch string(key) {
 		case "id":
 			bit = b0
-			id, ok = d.integer()
+			bf.id, ok = d.integer()
 		case "name":
 			bit = b1
+			var name []byte
 			if name, ok = d.str(); ok {
-				nameStr = string(name)
+				bf.name = string(name)
 			}
 		case "kind":
 			bit = b2
 			var v []byte
 			if v, ok = d.str(); ok {
-				kind, ok = kinds[string(v)]
+				bf.kind, ok = kinds[string(v)]
 			}
 		case "dtype":
 			bit = b3
 			var v []byte
 			if v, ok = d.str(); ok {
-				bits = dtypeBits[string(v)]
-				ok = bits != 0
+				bf.bits = dtypeBits[string(v)]
+				ok = bf.bits != 0
 			}
 		case "space":
 			bit = b4
@@ -504,9 +526,16 @@ func (d *decoder) buffer(i int) bool {
 		default:
 			ok = d.skip(key, 0)
 		}
-		ok = ok && once(&seen, bit)
+		ok = ok && once(&bf.seen, bit)
 	}
-	if !ok || s.Err() != nil || seen&(b0|b1|b2|b3|b5) != b0|b1|b2|b3|b5 || len(d.shape) > MaxRank {
+	return ok && s.Err() == nil
+}
+
+// finishBuffer checks and maps buffer i from its fields.
+func (d *decoder) finishBuffer(i int, bf *bufFields) bool {
+	m := d.m
+	id, bits := bf.id, bf.bits
+	if bf.seen&(b0|b1|b2|b3|b5) != b0|b1|b2|b3|b5 || len(d.shape) > MaxRank {
 		return false
 	}
 	if _, dup := m.bufByID.get(id); dup {
@@ -529,7 +558,7 @@ func (d *decoder) buffer(i int) bool {
 	n := len(d.shapeSlab)
 	d.shapeSlab = append(d.shapeSlab, d.shape...)
 	shape := d.shapeSlab[n:len(d.shapeSlab):len(d.shapeSlab)]
-	m.p.Buffers = append(m.p.Buffers, schedule.Buffer{Name: uniqueName(m.names, nameStr, id, true, i), Kind: kind, Size: uint64(ceilDiv8(numel * bits)), Arena: schedule.NoArena})
+	m.p.Buffers = append(m.p.Buffers, schedule.Buffer{Name: uniqueName(m.names, bf.name, id, true, i), Kind: bf.kind, Size: uint64(ceilDiv8(numel * bits)), Arena: schedule.NoArena})
 	m.layouts = append(m.layouts, layout{index: int32(i), bits: bits, shape: shape, numel: numel})
 	return true
 }

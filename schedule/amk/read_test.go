@@ -112,6 +112,16 @@ func FuzzUnmarshal(f *testing.F) {
 	// Keys the mapping skips, repeated or of any type; params as small
 	// integers, other integer forms, floats, beyond int32 and repeated.
 	const bufs = `"counters":[{"id":0,"note":"c"}],"buffers":[{"id":0,"name":"x","kind":"ACTIVATION","dtype":"F16","shape":[1,64]},{"id":1,"name":"w","kind":"WEIGHT","dtype":"F16","shape":[64,64]},{"id":2,"name":"o","kind":"ACTIVATION","dtype":"F16","shape":[1,64]}]`
+	for _, buf := range []string{
+		`"id":0,"name":"x","kind":"ACTIVATION","dtype":"F16","shape":[1,64],"source":null,"source":null`,
+		`"id":0,"name":"x","kind":"ACTIVATION","dtype":"F16","shape":[1,64],"space":null,"source":"w.x"`,
+		`"id":0,"name":"x\u0041","kind":"ACTIVATION","dtype":"F16","shape":[1,64]`,
+		`"id":0,"name":"x","kind":"ACTIVATION","dtype":"F16","shape":[1,-64]`,
+		`"id":0,"name":"x","kind":"ACTIVATION","dtype":"F16","shape":[1,64],"space":"SMEM","extra":1`,
+		`"id":0,"name":"x","kind":"NOPE","dtype":"F16","shape":[1,64],"source":{"a":1}`,
+	} {
+		f.Add([]byte(`{"counters":[{"id":0}],"buffers":[{` + buf + `}],"tasks":[{"id":0,"op":"NOP","inputs":[0],"outputs":[],"out_counter":0}]}`))
+	}
 	for _, task := range []string{
 		`"est_bytes":1,"est_flops":2,"label":"t","label":"u"`,
 		`"est_bytes":1,"est_bytes":2`,
@@ -170,7 +180,7 @@ func FuzzUnmarshal(f *testing.F) {
 	})
 }
 
-// TestFastTasks checks that the usual task objects are read by hand (the
+// TestFastTasks checks that the usual task and buffer objects are read by hand (the
 // fast path is taken, compact or indented, from bytes or streamed), that
 // what it gives is what the reference reader gives, and that a task it
 // does not handle (a key AMK does not write) falls back to the scanner.
@@ -194,6 +204,9 @@ func TestFastTasks(t *testing.T) {
 		}
 		if got, want := d.fastRead, len(p.Tasks)-c.slow; got != want || got == 0 {
 			t.Errorf("%s: %d of %d tasks read by hand, want %d", c.name, got, len(p.Tasks), want)
+		}
+		if d.fastBufs != len(p.Buffers) {
+			t.Errorf("%s: %d of %d buffers read by hand", c.name, d.fastBufs, len(p.Buffers))
 		}
 		rp, rerr := unmarshalTree(c.data)
 		if differ(p, err, rp, rerr) {
