@@ -56,9 +56,11 @@ func raw(v any) json.RawMessage {
 //     non-cooperative launch), or at most as many workers as the target
 //     holds (a cooperative one, when no task is pinned beyond them);
 //   - readonly-write: the written input or weight buffer declared state;
-//   - uninitialized-read: the reader waits for a new counter that the
-//     writer its fix names signals after its body (as for a race), or,
-//     where no task writes the bytes, the scratch buffer declared state;
+//   - uninitialized-read: the reader waits, as for a race, for a new
+//     counter that each writer its fix names signals after its body (every
+//     task that writes bytes within the reader's reads and need not run
+//     after it, [uninitWriters]), or, where no task writes the bytes, the
+//     scratch buffer declared state;
 //   - out-of-bounds: the access shrunk to the buffer: a one-row access's
 //     offset and length clipped to the buffer's bytes, a strided one's rows
 //     cut to those that fit (none when no byte, or no whole row, is
