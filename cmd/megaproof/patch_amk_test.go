@@ -47,6 +47,13 @@ var amkFaults = []amkFault{
 	{name: "unreachable threshold", file: "ir_spec.json",
 		edit:    func(d map[string]any) { amkObj(d, "tasks", 1, "waits", 0)["threshold"] = 5 },
 		patched: []string{verify.CodeDeadlockUnsatisfiable}},
+	{name: "read of an activation no task writes", file: "ir_spec.json",
+		edit: func(d map[string]any) {
+			d["buffers"] = append(d["buffers"].([]any), map[string]any{"id": 5, "name": "bias", "kind": "ACTIVATION", "dtype": "F16", "shape": []any{16}, "space": "HBM"})
+			t := amkObj(d, "tasks", 1)
+			t["inputs"] = append(t["inputs"].([]any), 5)
+		},
+		patched: []string{verify.CodeUninitializedRead}},
 	{name: "write to a weight", file: "ir_spec.json",
 		edit:    func(d map[string]any) { amkObj(d, "tasks", 1)["outputs"] = []any{1} },
 		patched: []string{verify.CodeReadonlyWrite}},
