@@ -2,9 +2,11 @@ package verify
 
 import (
 	"context"
+	"reflect"
 	"slices"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/megaproof/megaproof/examples/llama/llamagen"
 	"github.com/megaproof/megaproof/internal/progen"
 	"github.com/megaproof/megaproof/schedule"
@@ -117,4 +119,44 @@ func TestFusedDropWaitGames(t *testing.T) {
 	if v.stats.Games > 1 || v.gameSteps > int64(v.stats.Steps) {
 		t.Errorf("%d taint games, %d game steps: want at most 1 game of at most %d steps", v.stats.Games, v.gameSteps, v.stats.Steps)
 	}
+}
+
+// Ending a game at its first branch point where every edge synchronizes
+// gives the results of the full game, on random programs and on random
+// programs whose edges all synchronize (no relaxed or narrow-scoped steps,
+// every worker resident), with the race analysis stopped early (chunks of
+// two notes) so that the uninitialized-read check plays games.
+func TestSyncingGameLeaf(t *testing.T) {
+	notes := maxNotes
+	defer func() { syncingLeaf, usePreorder, maxNotes = true, true, notes }()
+	syncing := func(o progen.Options) progen.Options {
+		o.Relaxed, o.Scopes, o.Residency, o.Semaphores = false, false, false, false
+		return o
+	}
+	leaves := 0
+	for _, o := range []progen.Options{progen.Small(), progen.Medium(), syncing(progen.Small()), syncing(progen.Medium())} {
+		gen := progen.Program(o)
+		rapid.Check(t, func(rt *rapid.T) {
+			p := gen.Draw(rt, "program")
+			var res [2]*Result
+			for i, leaf := range []bool{false, true} {
+				syncingLeaf, usePreorder, maxNotes = leaf, false, 2
+				r, err := Run(context.Background(), p, propertyConfig)
+				if err != nil {
+					rt.Fatal(err)
+				}
+				r.Stats = Stats{}
+				res[i] = r
+			}
+			if !reflect.DeepEqual(res[0], res[1]) {
+				rt.Fatalf("branching vs one withhold-run (-first +second):\n%s", cmp.Diff(res[0], res[1]))
+			}
+			if f := lowerForm(p); !f.semaphore {
+				if f.linkPoints(); f.syncing {
+					leaves++
+				}
+			}
+		})
+	}
+	t.Logf("%d programs where every edge synchronizes", leaves)
 }

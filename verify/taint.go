@@ -14,9 +14,15 @@ package verify
 // non-releasing adds carry no order, and waits only get worse by waiting.
 // The single choice is when to poison each object. Poisoning an object that
 // no untainted thread will ever acquire again is free; otherwise the game
-// branches over the objects it could poison next.
+// branches over the objects it could poison next, except where every edge
+// synchronizes: there every add releases, so poisoning only enables
+// tainted steps, and the game is one withhold-run of the sources.
 
 const maxGameLeaves = 64
+
+// syncingLeaf ends a game where every edge synchronizes at its first
+// branch point; tests compare both ways.
+var syncingLeaf = true
 
 type game struct {
 	f        *form
@@ -183,7 +189,15 @@ func (g *game) play(isTarget []bool, clean func(task int32, trace []int32) bool)
 				g.poison(free)
 				continue
 			}
-			if len(cands) == 0 {
+			if len(cands) == 0 || (g.f.syncing && syncingLeaf) {
+				// With every edge synchronizing (and every worker
+				// resident), what poisoning an object that an untainted
+				// thread still acquires enables is tainted: its
+				// acquirers, and through their adds what they enable
+				// (a guard's pre-check, which synchronizes nothing,
+				// only lets its thread reach the guard's own wait on
+				// the same object). Everything enabled without
+				// poisoning has run: no target runs untainted past here.
 				leaves++
 				return true
 			}
