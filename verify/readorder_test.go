@@ -160,3 +160,38 @@ func TestSyncingGameLeaf(t *testing.T) {
 	}
 	t.Logf("%d programs where every edge synchronizes", leaves)
 }
+
+// BenchmarkDropWaitReads verifies a fused 8-layer Llama-3.2-1B twin on
+// eight workers with o-projection tile 0's data wait dropped, the race
+// analysis stopped at its first chunk of 1,024 notes so that the
+// uninitialized-read check decides its own pairs: with the full games
+// alone, with games that end at their first branch point (every edge
+// synchronizes), and with the pre-pass.
+func BenchmarkDropWaitReads(b *testing.B) {
+	m, _ := llamagen.LookupModel("llama-3.2-1b")
+	m.Layers = 8
+	p, err := llamagen.Generate(llamagen.Config{Model: m, Target: llamagen.Target{Name: "toy", SMs: 8, PerSM: 1}, AutoTile: true, MaxSeq: 64, PosSet: true, Fuse: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	q, err := llamagen.Twin(p, llamagen.DropWait)
+	if err != nil {
+		b.Fatal(err)
+	}
+	notes := maxNotes
+	defer func() { usePreorder, syncingLeaf, maxNotes = true, true, notes }()
+	for _, c := range []struct {
+		name      string
+		pre, leaf bool
+	}{{"games", false, false}, {"one-run-games", false, true}, {"pre-pass", true, true}} {
+		b.Run(c.name, func(b *testing.B) {
+			usePreorder, syncingLeaf, maxNotes = c.pre, c.leaf, 1<<10
+			for b.Loop() {
+				r, err := Run(context.Background(), q, Config{})
+				if err != nil || r.Verdict != Unsafe {
+					b.Fatal(r, err)
+				}
+			}
+		})
+	}
+}
