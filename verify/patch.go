@@ -65,6 +65,8 @@ func raw(v any) json.RawMessage {
 //     offset and length clipped to the buffer's bytes, a strided one's rows
 //     cut to those that fit (none when no byte, or no whole row, is
 //     inside);
+//   - deadlock.semaphore: every run of acquires before a stuck task's body
+//     sorted by semaphore (see [lockOrderPatch]), where one is out of order;
 //   - output-unwritten: the bytes written by the last task (in list order)
 //     that writes the buffer, or by a new dynamic task when none does.
 func patchFor(p *schedule.Program, f *Finding, st *schedule.State) []PatchOp {
@@ -133,6 +135,8 @@ func patchFor(p *schedule.Program, f *Finding, st *schedule.State) []PatchOp {
 		return unwrittenPatch(p, f)
 	case CodeOutOfBounds:
 		return boundsPatch(p, f)
+	case CodeDeadlockSemaphore:
+		return lockOrderPatch(p, f.Tasks)
 	case CodeUninitializedRead:
 		if ws, buf := uninitTarget(p, f); len(ws) > 0 {
 			var ops []PatchOp
@@ -852,6 +856,51 @@ func unwrittenPatch(p *schedule.Program, f *Finding) []PatchOp {
 	var ops []PatchOp
 	for _, a := range accesses {
 		ops = append(ops, PatchOp{Op: "add", Path: taskPointer(writer) + "/writes/-", Value: raw(a)})
+	}
+	return ops
+}
+
+// lockOrderPatch sorts, in each of the given tasks, every run of
+// consecutive acquires before its body by semaphore (declaration order),
+// as JSON Patch moves: a lock-order inversion between tasks that each hold
+// one semaphore while they acquire another cannot happen once every task
+// acquires in one order. It returns nil when every such run is in order
+// already (the deadlock is not an inversion among these tasks).
+func lockOrderPatch(p *schedule.Program, tasks []int) []PatchOp {
+	var ops []PatchOp
+	seen := map[int]bool{}
+	for _, t := range tasks {
+		if seen[t] {
+			continue
+		}
+		seen[t] = true
+		steps := p.Tasks[t].Before
+		cur := make([]int, len(steps)) // original index of the step now at each place
+		for i := range cur {
+			cur[i] = i
+		}
+		for lo := 0; lo < len(steps); {
+			if steps[lo].Kind != schedule.Acquire {
+				lo++
+				continue
+			}
+			hi := lo
+			for hi < len(steps) && steps[hi].Kind == schedule.Acquire {
+				hi++
+			}
+			want := append([]int(nil), cur[lo:hi]...)
+			slices.SortStableFunc(want, func(a, b int) int { return int(steps[a].Object) - int(steps[b].Object) })
+			for k := lo; k < hi; k++ {
+				i := slices.Index(cur, want[k-lo])
+				if i == k {
+					continue
+				}
+				ops = append(ops, PatchOp{Op: "move", From: stepPointer(t, false, i), Path: stepPointer(t, false, k)})
+				v := cur[i]
+				cur = slices.Insert(slices.Delete(cur, i, i+1), k, v)
+			}
+			lo = hi
+		}
 	}
 	return ops
 }

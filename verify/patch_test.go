@@ -55,3 +55,61 @@ func TestMustFollow(t *testing.T) {
 		t.Errorf("after A, its only signaller: %v, want %v", got, want)
 	}
 }
+
+// A three-semaphore inversion: the patch sorts every stuck task's run of
+// acquires by semaphore and moves nothing else; applied, the program is
+// safe. Tasks whose acquires are in order already get no patch.
+func TestLockOrderPatch(t *testing.T) {
+	acq := func(objs ...int32) []schedule.Step {
+		var s []schedule.Step
+		for _, o := range objs {
+			s = append(s, schedule.Step{Kind: schedule.Acquire, Object: o, Value: 1})
+		}
+		return s
+	}
+	rel := func(objs ...int32) []schedule.Step {
+		var s []schedule.Step
+		for _, o := range objs {
+			s = append(s, schedule.Step{Kind: schedule.Release, Object: o, Value: 1})
+		}
+		return s
+	}
+	p := &schedule.Program{
+		Launch:     schedule.Launch{SMs: 3, PerSM: 1, Workers: 3, Cooperative: true},
+		Semaphores: []schedule.Semaphore{{Name: "s", Tokens: 1}, {Name: "t", Tokens: 1}, {Name: "u", Tokens: 1}},
+		Tasks: []schedule.Task{
+			{Name: "a", Worker: 0, Before: acq(0, 1, 2), After: rel(2, 1, 0)},
+			{Name: "b", Worker: 1, Before: append(acq(2, 0, 1), schedule.Step{Kind: schedule.Fence}), After: rel(0, 1, 2)},
+			{Name: "c", Worker: 2, Before: acq(1, 2), After: rel(1, 2)},
+		},
+	}
+	if lockOrderPatch(p, []int{0}) != nil {
+		t.Error("a task acquiring in order got a patch")
+	}
+	ops := lockOrderPatch(p, []int{1, 2, 1})
+	want := []PatchOp{{Op: "move", From: "/tasks/1/before/1", Path: "/tasks/1/before/0"}, {Op: "move", From: "/tasks/1/before/2", Path: "/tasks/1/before/1"}}
+	if len(ops) != len(want) {
+		t.Fatalf("ops %+v, want %+v", ops, want)
+	}
+	for i := range ops {
+		if ops[i].Op != want[i].Op || ops[i].From != want[i].From || ops[i].Path != want[i].Path || ops[i].Value != nil {
+			t.Fatalf("ops %+v, want %+v", ops, want)
+		}
+	}
+	// Applied: b acquires s, t, u, then fences.
+	q := p.Clone()
+	b := q.Tasks[1].Before
+	q.Tasks[1].Before = []schedule.Step{b[1], b[2], b[0], b[3]}
+	for _, tc := range []struct {
+		p    *schedule.Program
+		safe bool
+	}{{p, false}, {q, true}} {
+		r, err := Run(t.Context(), tc.p, Config{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if (r.Verdict == Safe) != tc.safe {
+			t.Errorf("verdict %v, want safe %v: %v", r.Verdict, tc.safe, r.Findings)
+		}
+	}
+}

@@ -329,7 +329,11 @@ func (v *verifier) explore(ctx context.Context) error {
 			f.Code == CodeOccupancy && len(f.Trace) == 0 && len(f.Tasks) == 0 && v.orig.Launch.Cooperative:
 			continue // static findings, already reported by checkStatic
 		}
-		v.add(Finding{Code: f.Code, Message: f.Message, Tasks: f.Tasks, Witness: f.Trace})
+		g := Finding{Code: f.Code, Message: f.Message, Tasks: f.Tasks, Witness: f.Trace}
+		if f.Code == CodeDeadlockSemaphore && lockOrderPatch(v.orig, f.Tasks) != nil {
+			g.Fix = "acquire the semaphores in one order in every task: here, each stuck task's acquires in the order the semaphores are declared"
+		}
+		v.add(g)
 	}
 	if !res.Complete && len(v.findings) == 0 && v.exploreWhy != "" && v.f.threads() > v.f.workers {
 		// Too large for the explorer: an adversarial dispatch may still

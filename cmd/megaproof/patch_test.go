@@ -18,9 +18,7 @@ import (
 
 // Codes whose findings name no definite edit on their examples: the fix
 // depends on what the program means.
-var noPatch = map[string]string{
-	verify.CodeDeadlockSemaphore: "the explorer's semaphore cycle names no fix",
-}
+var noPatch = map[string]string{}
 
 // Every documented fix of the code examples and of the README's racy
 // example is also a JSON Patch: applied to the document (by the RFC 6902
