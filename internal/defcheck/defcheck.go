@@ -4,9 +4,12 @@
 // (no clocks, no heaps, no sweeps), and decides happens-before by trying
 // every order in which tainted releases may reach their objects.
 //
-// It decides programs without semaphores, at sizes where one run per
-// conflicting pair is affordable (hundreds of tasks), whose dynamic tasks
-// always find a free worker (see [ErrDispatch]).
+// It decides programs without semaphores whose dynamic tasks always find
+// a free worker (see [ErrDispatch]). [CodesBudget] runs one withhold-run
+// per question and examines every task pair: affordable at hundreds to a
+// few thousand tasks. [CodesAtScale] answers the same questions by the
+// same definitions with one withhold-run per thread and the task pairs
+// whose accesses meet: it decides lowerings of 90,000 tasks.
 //
 // # Dispatch and residency
 //
@@ -99,7 +102,10 @@ func Codes(p *schedule.Program) ([]string, error) { return CodesBudget(p, 0) }
 // never on the machine, so whether a program fits the budget does not
 // either.
 func CodesBudget(p *schedule.Program, maxWork int64) ([]string, error) {
-	c := &checker{p: p, f: schedule.Lower(p), maxWork: maxWork}
+	return codes(&checker{p: p, f: schedule.Lower(p), maxWork: maxWork})
+}
+
+func codes(c *checker) ([]string, error) {
 	for _, th := range c.f.Threads {
 		for _, op := range th.Ops {
 			if op.Kind == schedule.OpAcquire || op.Kind == schedule.OpRelease {
@@ -136,6 +142,10 @@ type checker struct {
 	dyn   int               // dynamic threads
 	// unbounded drops the claim rule: the unbounded launch's runs.
 	unbounded bool
+	// scaled selects the paths of [CodesAtScale] (see scale.go).
+	scaled bool
+	need   map[int][]int32 // scaled: per frozen thread, per task, the first freeze step that lets its Begin run
+	writes [][]int32       // scaled: per buffer, the tasks writing it, ascending
 	// work counts executed operations and examined pairs; past maxWork
 	// (when positive) every run stops and the answer is ErrBudget.
 	work, maxWork int64
@@ -292,6 +302,10 @@ func (c *checker) exec(s *state, t int, capacity int) {
 // fixpoint runs every enabled step of unfrozen threads (frozen[t] = step
 // before which thread t stops; -1 means not frozen) until none is left.
 func (c *checker) fixpoint(s *state, frozen []int, capacity int) {
+	if c.scaled {
+		c.newRunner(s, frozen, capacity, nil).all()
+		return
+	}
 	for moved := true; moved && !c.over(); {
 		moved = false
 		for t := range c.f.Threads {
@@ -404,30 +418,50 @@ func (c *checker) check(fam map[string]bool) error {
 			}
 		}
 	}
-	for a := range p.Tasks {
-		if c.work += int64(len(p.Tasks) - a); c.over() {
+	// question decides one pair of tasks a < b.
+	question := func(a, b int) error {
+		if !ran(a) || !ran(b) || thread[a] == thread[b] || !shareArena(touch[a], touch[b]) || !schedule.Conflict(p, a, b) {
+			return nil
+		}
+		ab := c.mustPrecede(a, b, thread, begin)
+		ba := c.mustPrecede(b, a, thread, begin)
+		if !ab && !ba {
+			fam[raceKind(p, a, b)] = true
+			return nil
+		}
+		first, second := a, b
+		if ba {
+			first, second = b, a
+		}
+		clean, err := c.canBeClean([]int{first}, second, thread, begin)
+		if err != nil {
+			return err
+		}
+		if clean {
+			fam["race.unsynchronized"] = true
+		}
+		return nil
+	}
+	if c.scaled {
+		// The pairs whose accesses' extents meet, ascending as below.
+		pairs := c.candidatePairs()
+		if c.work += int64(len(p.Tasks) + len(pairs)); c.over() {
 			return ErrBudget
 		}
-		for b := a + 1; b < len(p.Tasks); b++ {
-			if !ran(a) || !ran(b) || thread[a] == thread[b] || !shareArena(touch[a], touch[b]) || !schedule.Conflict(p, a, b) {
-				continue
-			}
-			ab := c.mustPrecede(a, b, thread, begin)
-			ba := c.mustPrecede(b, a, thread, begin)
-			if !ab && !ba {
-				fam[raceKind(p, a, b)] = true
-				continue
-			}
-			first, second := a, b
-			if ba {
-				first, second = b, a
-			}
-			clean, err := c.canBeClean([]int{first}, second, thread, begin)
-			if err != nil {
+		for _, ab := range pairs {
+			if err := question(int(ab>>32), int(uint32(ab))); err != nil {
 				return err
 			}
-			if clean {
-				fam["race.unsynchronized"] = true
+		}
+	} else {
+		for a := range p.Tasks {
+			if c.work += int64(len(p.Tasks) - a); c.over() {
+				return ErrBudget
+			}
+			for b := a + 1; b < len(p.Tasks); b++ {
+				if err := question(a, b); err != nil {
+					return err
+				}
 			}
 		}
 	}
@@ -574,6 +608,9 @@ func (c *checker) computeSynchronizing() bool {
 // reachableWithout reports whether target's body can begin with every
 // source's body withheld (its thread frozen before its Begin).
 func (c *checker) reachableWithout(sources []int, target int, thread, begin []int) bool {
+	if len(sources) == 1 && c.scaled {
+		return c.needOf(thread[sources[0]])[target] <= int32(begin[sources[0]])
+	}
 	if len(sources) == 1 {
 		return c.frozenRun(thread[sources[0]], begin[sources[0]])[thread[target]] > begin[target]
 	}
@@ -604,6 +641,9 @@ func (c *checker) reachableWithout(sources []int, target int, thread, begin []in
 // begins in every execution: b cannot begin with a's thread frozen before
 // a's End.
 func (c *checker) mustPrecede(a, b int, thread, begin []int) bool {
+	if c.scaled {
+		return c.needOf(thread[a])[b] > int32(begin[a]+1)
+	}
 	pos := c.frozenRun(thread[a], begin[a]+1) // Begin may run, End may not
 	return pos[thread[b]] <= begin[b]
 }
@@ -645,7 +685,17 @@ func (c *checker) uninitialized(r int, thread, begin []int) (bool, error) {
 		// them all.
 		var writers []int
 		var groups [][]geom.Rect
-		for w := range p.Tasks {
+		cands := func(yield func(int) bool) {
+			for w := range p.Tasks {
+				if !yield(w) {
+					return
+				}
+			}
+		}
+		if c.scaled {
+			cands = c.writersOf(rd)
+		}
+		for w := range cands {
 			if w == r {
 				continue
 			}
@@ -666,6 +716,9 @@ func (c *checker) uninitialized(r int, thread, begin []int) (bool, error) {
 			srcs := make([]int, len(set))
 			for i, g := range set {
 				srcs[i] = writers[g]
+			}
+			if c.scaled && c.someMustPrecede(srcs, r, thread, begin) {
+				return true // not clean: look at the next set
 			}
 			clean, err = c.canBeClean(srcs, r, thread, begin)
 			return err == nil && !clean
@@ -960,6 +1013,9 @@ func (c *checker) scopeRaces(final *state) (bool, error) {
 		}
 	}
 	for _, us := range uses {
+		if c.scaled && !slices.ContainsFunc(us, func(x use) bool { return c.f.Threads[x.t].Ops[x.i].Scope == schedule.ScopeCTA }) {
+			continue // no pair of this counter has a cta-scoped operation
+		}
 		for k, x := range us {
 			ox := c.f.Threads[x.t].Ops[x.i]
 			for _, y := range us[k+1:] {

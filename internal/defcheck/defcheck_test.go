@@ -12,6 +12,7 @@ import (
 	"github.com/megaproof/megaproof/internal/progen"
 	"github.com/megaproof/megaproof/schedule"
 	"github.com/megaproof/megaproof/verify/explore"
+	"pgregory.net/rapid"
 )
 
 // The definitional checker labels every documented code example with that
@@ -232,6 +233,36 @@ func TestAgainstExplorer(t *testing.T) {
 			t.Fatalf("seed %d: explorer %v, definitional checker %v\n%s\n%+v", seed, got, want, js, r.Findings)
 		}
 		compared["compared"]++
+	}
+	t.Logf("%v", compared)
+}
+
+// TestAtScaleAgrees holds CodesAtScale to CodesBudget on random Small and
+// Medium programs: the same codes, or the same error, and never more work.
+func TestAtScaleAgrees(t *testing.T) {
+	n := 400
+	if testing.Short() {
+		n = 60
+	}
+	compared := map[string]int{}
+	for _, g := range []struct {
+		name string
+		gen  *rapid.Generator[*schedule.Program]
+	}{{"small", progen.Program(progen.Small())}, {"medium", progen.Program(progen.Medium())}} {
+		for seed := 0; seed < n; seed++ {
+			p := g.gen.Example(seed)
+			want, werr := CodesBudget(p, 1<<24)
+			got, gerr := CodesAtScale(p, 1<<24)
+			if errors.Is(werr, ErrBudget) && gerr == nil {
+				compared["decided only at scale"]++
+				continue
+			}
+			if !errors.Is(gerr, werr) && !(werr == nil && gerr == nil) || !slices.Equal(got, want) {
+				js, _ := schedule.Marshal(p)
+				t.Fatalf("%s seed %d: CodesBudget %v (%v), CodesAtScale %v (%v)\n%s", g.name, seed, want, werr, got, gerr, js)
+			}
+			compared[g.name]++
+		}
 	}
 	t.Logf("%v", compared)
 }
