@@ -51,6 +51,7 @@ type runner struct {
 	frozen   []int // per thread, the step before which it stops (-1: none); nil: none frozen
 	capacity int
 	blocked  [][]int32 // per object (counters, then barriers): threads blocked on it
+	least    []uint64  // per object: the least value one of them needs
 	queued   []bool
 	queue    []int32
 	onBegin  func(task int)
@@ -58,7 +59,8 @@ type runner struct {
 
 func (c *checker) newRunner(s *state, frozen []int, capacity int, onBegin func(task int)) *runner {
 	return &runner{c: c, s: s, frozen: frozen, capacity: capacity, onBegin: onBegin,
-		blocked: make([][]int32, len(c.p.Counters)+len(c.p.Barriers)), queued: make([]bool, len(c.f.Threads))}
+		blocked: make([][]int32, len(c.p.Counters)+len(c.p.Barriers)), least: make([]uint64, len(c.p.Counters)+len(c.p.Barriers)),
+		queued: make([]bool, len(c.f.Threads))}
 }
 
 func (r *runner) push(t int) {
@@ -68,7 +70,13 @@ func (r *runner) push(t int) {
 	}
 }
 
-func (r *runner) wake(obj int) {
+// wake queues the threads blocked on obj once its value reaches the
+// least value one of them needs (a barrier's arrivals wake its waiters
+// once, at the last arrival of the generation, not at every one).
+func (r *runner) wake(obj int, value uint64) {
+	if len(r.blocked[obj]) == 0 || value < r.least[obj] {
+		return
+	}
 	for _, t := range r.blocked[obj] {
 		r.push(int(t))
 	}
@@ -102,9 +110,9 @@ func (r *runner) drain() {
 			c.exec(s, t, r.capacity)
 			switch op.Kind {
 			case schedule.OpSignal:
-				r.wake(int(op.Object))
+				r.wake(int(op.Object), s.val[op.Object])
 			case schedule.OpArrive:
-				r.wake(nc + int(op.Object))
+				r.wake(nc+int(op.Object), s.arr[op.Object])
 			}
 			for w := started; w < s.started; w++ {
 				r.push(w)
@@ -113,39 +121,42 @@ func (r *runner) drain() {
 				return
 			}
 		}
-		if obj := r.blockedOn(t); obj >= 0 {
+		if obj, need := r.blockedOn(t); obj >= 0 {
+			if len(r.blocked[obj]) == 0 || need < r.least[obj] {
+				r.least[obj] = need
+			}
 			r.blocked[obj] = append(r.blocked[obj], int32(t))
 		}
 	}
 }
 
-// blockedOn is the object whose change may enable thread t, or -1 when
-// none can (finished, frozen, or a worker not started: started workers
-// are queued).
-func (r *runner) blockedOn(t int) int {
+// blockedOn is the object whose change may enable thread t and the value
+// it needs there, or -1 when none can (finished, frozen, or a worker not
+// started: started workers are queued).
+func (r *runner) blockedOn(t int) (int, uint64) {
 	c, s := r.c, r.s
 	ops := c.f.Threads[t].Ops
 	if s.pos[t] >= len(ops) || (t < c.f.Workers && t >= s.started) || (r.frozen != nil && r.frozen[t] >= 0 && s.pos[t] >= r.frozen[t]) {
-		return -1
+		return -1, 0
 	}
 	if t >= c.f.Workers && s.pos[t] == 0 && !c.unbounded {
 		for _, op := range ops[:c.guard[t]] {
 			if s.val[op.Object] < op.Value {
-				return int(op.Object)
+				return int(op.Object), op.Value
 			}
 		}
 	}
 	switch op := ops[s.pos[t]]; op.Kind {
 	case schedule.OpWait:
 		if s.val[op.Object] < op.Value {
-			return int(op.Object)
+			return int(op.Object), op.Value
 		}
 	case schedule.OpAwait:
 		if s.arr[op.Object] < op.Value {
-			return len(c.p.Counters) + int(op.Object)
+			return len(c.p.Counters) + int(op.Object), op.Value
 		}
 	}
-	return -1
+	return -1, 0
 }
 
 // needOf returns, per task, the first step k such that the task's Begin
