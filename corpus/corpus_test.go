@@ -131,7 +131,11 @@ func TestSeedsSafe(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := defcheck.CodesBudget(p, cfg.DefcheckWork); err == nil {
+			run := defcheck.CodesBudget
+			if e.Size >= cfg.DefcheckAtScale {
+				run = defcheck.CodesAtScale
+			}
+			if _, err := run(p, cfg.DefcheckWork); err == nil {
 				t.Errorf("%s: seed of %d tasks undecided, but the definitional checker decides it", e.Seed, e.Size)
 			}
 		case e.Verdict != VerdictSafe && e.Verdict != VerdictUndecided:
@@ -387,4 +391,63 @@ func ExampleCheck() {
 	}
 	fmt.Println("not found")
 	// Output: drop-release explore+brute unsafe [deadlock.semaphore] ok
+}
+
+// TestRegenerateSample regenerates the entries of a few seeds from
+// scratch (no label cache, the oracles' default budgets, as `go generate
+// ./corpus` runs them) and requires exactly the lines the expectations
+// file holds for them: labels cached by `go generate` are those a full
+// regeneration computes. A regenerated entry may be missing from the file
+// only as a byte-level duplicate of another seed's entry there.
+func TestRegenerateSample(t *testing.T) {
+	sample := []string{"proto-003", "llama-010", "progen-020", "progenm-003", "json-001", "llama-100"}
+	if testing.Short() {
+		sample = sample[:1]
+	}
+	all, err := Entries()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]Entry{}
+	hashes := map[string]string{}
+	for _, e := range all {
+		if slices.Contains(sample, e.Seed) {
+			want[e.ID] = e
+		}
+		if e.Hash != "" {
+			hashes[e.Hash] = e.Seed
+		}
+	}
+	got, _, err := Generate(context.Background(), Seeds(), GenerateConfig{
+		Label: LabelConfig{Cross: true},
+		Only:  func(s Seed) bool { return slices.Contains(sample, s.ID) },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	line := func(e Entry) string {
+		var b strings.Builder
+		if err := WriteEntries(&b, []Entry{e}); err != nil {
+			t.Fatal(err)
+		}
+		return b.String()
+	}
+	for _, e := range got {
+		w, ok := want[e.ID]
+		delete(want, e.ID)
+		switch {
+		case !ok && e.Hash != "" && hashes[e.Hash] != "" && hashes[e.Hash] != e.Seed:
+			// A duplicate of another seed's entry, left out of the file.
+		case !ok:
+			t.Errorf("%s: regenerated, not in %s", e.ID, ExpectationsFile)
+		case line(e) != line(w):
+			t.Errorf("%s: regenerated as\n%s\nthe file holds\n%s", e.ID, line(e), line(w))
+		}
+	}
+	for id := range want {
+		t.Errorf("%s: in %s, not regenerated", id, ExpectationsFile)
+	}
+	if len(got) < 20*len(sample) {
+		t.Errorf("only %d entries regenerated for %d seeds", len(got), len(sample))
+	}
 }

@@ -22,8 +22,11 @@
 // Every seed is safe: its own entry (operator [SeedOperator]) is labelled
 // by every oracle that applies, which must agree; a seed that some oracle
 // finds unsafe is reported by `go generate ./corpus` and its mutants are
-// left out. Only a seed beyond every oracle's reach (the 89,803-task
-// lowering) stays [VerdictUndecided]; it has no mutants.
+// left out, and so are the mutants of a seed no oracle decides (it stays
+// [VerdictUndecided]). From [LabelConfig]'s DefcheckAtScale tasks on
+// (2,000) the definitional checker runs at scale
+// (internal/defcheck.CodesAtScale): it labels the real lowerings of
+// thousands of tasks and the 89,803-task one, and their mutants.
 //
 // # Entries
 //
@@ -48,6 +51,23 @@
 // oracles disagreed), inconclusive, drift or error. [Run] checks every
 // entry in parallel and returns a [Summary]: the confusion matrix and
 // counts per class and per seed family.
+//
+// # Incremental generation
+//
+// `go generate ./corpus` remembers every label in a cache file keyed by
+// the mutant's content hash (which every entry records) and by the
+// labeller, a version that names the oracles' behaviour and budgets
+// (internal/gen). A label is reused only under the labeller that computed
+// it, or under an earlier one for the program sizes at which the
+// labellers run the same code with the same budgets (v2 labels below
+// 2,000 tasks under v3, which changed only the checker's path from 2,000
+// tasks on). The sampling of recipes does not read the cache, and the
+// oracles are deterministic, bounded by work and never by time, so a
+// cached label is the label a fresh run computes and the file written is
+// the one a full regeneration without a cache writes. TestRegenerateSample
+// checks this on a sample: it regenerates the entries of a few seeds from
+// scratch ([GenerateConfig]'s Only keeps each seed's place, on which its
+// sites depend) and requires exactly the file's lines for them.
 //
 // # Locations
 //

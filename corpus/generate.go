@@ -25,12 +25,22 @@ type GenerateConfig struct {
 	// Sites is how many sites of one operator are sampled on a seed
 	// (default [DefaultSites]); every site when the operator has no more.
 	Sites func(s Seed, p *schedule.Program) int
+	// OperatorSites, when not nil, is used instead of Sites: how many
+	// sites of op are sampled on s.
+	OperatorSites func(s Seed, p *schedule.Program, op *mutate.Operator) int
 	// Operators are the mutation operators (default mutate.Operators()).
 	Operators []*mutate.Operator
+	// Only, when not nil, selects the seeds whose entries are generated;
+	// the others are skipped but keep their place, so that the selected
+	// ones get the sites and mutation seeds a run over every seed gives
+	// them (sampling depends on a seed's index among seeds).
+	Only func(s Seed) bool
 	// Known returns a label computed before for a mutant's content hash
-	// (a cache that makes generation resumable); Learn is told each new
-	// label. Either may be nil.
-	Known func(hash string) (Label, bool)
+	// and number of tasks (a cache that makes generation resumable and
+	// incremental: the number lets a cache keep labels of an earlier
+	// labeller for the sizes where it answers as this one does); Learn is
+	// told each new label. Either may be nil.
+	Known func(hash string, tasks int) (Label, bool)
 	Learn func(hash string, l Label)
 	// Progress, when not nil, is called after each labelled mutant, from
 	// one goroutine at a time.
@@ -115,6 +125,9 @@ func Generate(ctx context.Context, seeds []Seed, cfg GenerateConfig) ([]Entry, *
 	progs := make([]*schedule.Program, len(seeds))
 	var cands []*candidate
 	for si, s := range seeds {
+		if cfg.Only != nil && !cfg.Only(s) {
+			continue
+		}
 		p, err := SeedProgram(s.Recipe)
 		if err != nil {
 			return nil, nil, err
@@ -123,7 +136,12 @@ func Generate(ctx context.Context, seeds []Seed, cfg GenerateConfig) ([]Entry, *
 		cands = append(cands, &candidate{seed: si, e: Entry{ID: EntryID(s.ID, SeedOperator, 0, 0), Seed: s.ID, Recipe: s.Recipe, Operator: SeedOperator}})
 		for oi, op := range cfg.Operators {
 			n := op.Sites(p)
-			k := cfg.Sites(s, p)
+			k := 0
+			if cfg.OperatorSites != nil {
+				k = cfg.OperatorSites(s, p, op)
+			} else {
+				k = cfg.Sites(s, p)
+			}
 			var sites []int
 			if n <= k {
 				for i := range n {
@@ -192,7 +210,7 @@ func Generate(ctx context.Context, seeds []Seed, cfg GenerateConfig) ([]Entry, *
 		}
 		c.hash = h
 		if cfg.Known != nil {
-			if l, ok := cfg.Known(h); ok {
+			if l, ok := cfg.Known(h, len(q.Tasks)); ok {
 				c.label = l
 				return
 			}

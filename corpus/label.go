@@ -21,10 +21,15 @@ type LabelConfig struct {
 	// (default 400), ExploreStates its state budget (default 200,000).
 	ExploreTasks, ExploreStates int
 	// DefcheckTasks is the largest program the definitional checker is
-	// tried on (default 20,000), DefcheckWork its work budget in executed
-	// operations and examined task pairs (default 2^28).
-	DefcheckTasks int
-	DefcheckWork  int64
+	// tried on (default 200,000), DefcheckWork its work budget in executed
+	// operations and examined task pairs (default 2^28). From
+	// DefcheckAtScale tasks on (default 2,000) it runs by the means that
+	// scale (defcheck.CodesAtScale: one withhold-run per thread rather
+	// than per question, candidate pairs by a sweep of each arena), below
+	// that as defcheck.CodesBudget; both answer by the same definitions.
+	DefcheckTasks   int
+	DefcheckAtScale int
+	DefcheckWork    int64
 	// BruteTasks is the largest program the brute-force oracle over
 	// schedule.Machine is tried on (default 12), BruteStates its budget of
 	// distinct states (default 20,000).
@@ -44,7 +49,8 @@ func (c LabelConfig) withDefaults() LabelConfig {
 	}
 	def(&c.ExploreTasks, 400)
 	def(&c.ExploreStates, 200000)
-	def(&c.DefcheckTasks, 20000)
+	def(&c.DefcheckTasks, 200000)
+	def(&c.DefcheckAtScale, 2000)
 	def(&c.BruteTasks, 12)
 	def(&c.BruteStates, 20000)
 	if c.DefcheckWork <= 0 {
@@ -131,7 +137,7 @@ func LabelProgram(ctx context.Context, p *schedule.Program, cfg LabelConfig) (La
 	}
 	if len(oracles) == 0 || cfg.Cross {
 		if len(p.Tasks) <= cfg.DefcheckTasks {
-			codes, err := defcheckCodes(ctx, p, cfg.DefcheckWork)
+			codes, err := defcheckCodes(ctx, p, cfg.DefcheckWork, len(p.Tasks) >= cfg.DefcheckAtScale)
 			switch {
 			case ctx.Err() != nil:
 				return Label{}, ctx.Err()
@@ -175,14 +181,18 @@ func LabelProgram(ctx context.Context, p *schedule.Program, cfg LabelConfig) (La
 // defcheckCodes runs the definitional checker, which takes no context, in
 // a goroutine; when ctx ends first it returns ctx's error and lets the
 // run finish in the background (its work budget bounds it).
-func defcheckCodes(ctx context.Context, p *schedule.Program, work int64) ([]string, error) {
+func defcheckCodes(ctx context.Context, p *schedule.Program, work int64, atScale bool) ([]string, error) {
 	type res struct {
 		codes []string
 		err   error
 	}
 	ch := make(chan res, 1)
 	go func() {
-		codes, err := defcheck.CodesBudget(p, work)
+		run := defcheck.CodesBudget
+		if atScale {
+			run = defcheck.CodesAtScale
+		}
+		codes, err := run(p, work)
 		ch <- res{codes, err}
 	}()
 	select {

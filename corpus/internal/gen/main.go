@@ -22,18 +22,29 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/megaproof/megaproof/corpus"
+	"github.com/megaproof/megaproof/mutate"
 	"github.com/megaproof/megaproof/schedule"
 )
 
 // labeller names the oracles' behaviour and budgets; cached labels
-// (undecided ones too) of another labeller are ignored. Change it whenever
-// an oracle or a budget changes what it answers.
-const labeller = "v2"
+// (undecided ones too) of another labeller are ignored, except those of
+// the labellers in sameBelow for programs of fewer tasks than given,
+// where they answer exactly as this one does. Change it whenever an
+// oracle or a budget changes what it answers, and say in sameBelow for
+// which sizes the earlier one still holds.
+const labeller = "v3"
+
+// sameBelow: v2 differs from v3 only from corpus.LabelConfig's
+// DefcheckAtScale (2,000 tasks) on, where v3 runs the definitional checker
+// at scale (and up to 200,000 tasks rather than 20,000); below it the
+// same code answers with the same budgets.
+var sameBelow = map[string]int{"v2": 2000}
 
 var (
 	out    = flag.String("o", corpus.ExpectationsFile, "expectations file to write")
@@ -55,11 +66,11 @@ func main() {
 	}
 	known, learn, closeCache := openCache(*cache)
 	cfg := corpus.GenerateConfig{
-		Label: corpus.LabelConfig{Cross: true},
-		Jobs:  *jobs,
-		Sites: sites,
-		Known: known,
-		Learn: learn,
+		Label:         corpus.LabelConfig{Cross: true},
+		Jobs:          *jobs,
+		OperatorSites: sites,
+		Known:         known,
+		Learn:         learn,
 		Progress: func(done, total int) {
 			if done%500 == 0 || done == total {
 				log.Printf("gen: %d/%d labelled, %v", done, total, time.Since(start).Round(time.Second))
@@ -102,19 +113,32 @@ func main() {
 }
 
 // sites samples 4 sites per operator on the large seeds (programs of
-// 1,000 tasks and more that the oracles decide), none on the big
-// lowerings of 132 workers and more (the definitional checker spends its
-// whole budget on most of their mutants: minutes each), and
+// 1,000 to 1,400 tasks), 5 on the big lowerings (2,800 to 5,800 tasks)
+// and 1 on the huge one (89,803 tasks; the definitional checker at scale
+// takes about 10 s a mutant there, and verify about 1 s in `go test`),
+// except the memory-order and scope operators there, and
 // corpus.DefaultSites elsewhere.
-func sites(s corpus.Seed, p *schedule.Program) int {
+func sites(s corpus.Seed, p *schedule.Program, op *mutate.Operator) int {
 	switch {
 	case strings.HasPrefix(s.ID, "large-"):
 		return 4
-	case s.Big:
+	case s.Big && slices.Contains(memoryOrder, op.Name):
 		return 0
+	case strings.HasPrefix(s.ID, "huge-"):
+		return 1
+	case s.Big:
+		return 5
 	}
 	return corpus.DefaultSites(s, p)
 }
+
+// memoryOrder are the operators that weaken a release or an acquire or
+// narrow a scope. Their mutants of the big lowerings (132 workers and
+// more) are not synchronizing, and there the definitional checker's
+// search over poison orders spends its whole work budget on nearly all of
+// them (minutes each on a 2-core machine, with no label at the end); the
+// large seeds give these classes their entries of 1,000 tasks and more.
+var memoryOrder = []string{"relax-signal", "relax-wait", "drop-fence", "narrow-scope", "move-acquire", "narrow-sys-scope", "narrow-shared-scope"}
 
 func hasAnyPrefix(s string, ps []string) bool {
 	for _, p := range ps {
@@ -128,15 +152,17 @@ func hasAnyPrefix(s string, ps []string) bool {
 // openCache reads the label cache and returns its lookup, its writer and
 // a function that flushes it. Lines are labeller, hash, verdict, oracle,
 // codes and the explorer's findings (code:task;task,...).
-func openCache(path string) (func(string) (corpus.Label, bool), func(string, corpus.Label), func()) {
+func openCache(path string) (func(string, int) (corpus.Label, bool), func(string, corpus.Label), func()) {
 	if path == "" {
 		return nil, nil, func() {}
 	}
 	m := map[string]corpus.Label{}
+	old := map[string]corpus.Label{} // labels of earlier labellers
+	oldBelow := map[string]int{}
 	if data, err := os.ReadFile(path); err == nil {
 		for line := range strings.SplitSeq(string(data), "\n") {
 			f := strings.Split(line, "\t")
-			if len(f) != 6 || f[0] != labeller {
+			if len(f) != 6 || f[0] != labeller && sameBelow[f[0]] == 0 {
 				continue
 			}
 			l := corpus.Label{Verdict: f[2], Oracle: f[3]}
@@ -156,15 +182,28 @@ func openCache(path string) (func(string) (corpus.Label, bool), func(string, cor
 					l.Findings = append(l.Findings, of)
 				}
 			}
-			m[f[1]] = l
+			if f[0] == labeller {
+				m[f[1]] = l
+			} else {
+				old[f[1]], oldBelow[f[1]] = l, sameBelow[f[0]]
+			}
 		}
+	}
+	lookupOld := func(h string, tasks int) (corpus.Label, bool) {
+		l, ok := old[h]
+		return l, ok && tasks < oldBelow[h]
 	}
 	fh, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
 	if err != nil {
 		log.Printf("gen: label cache %s: %v (not remembering labels)", path, err)
-		return func(h string) (corpus.Label, bool) { l, ok := m[h]; return l, ok }, nil, func() {}
+		return func(h string, tasks int) (corpus.Label, bool) {
+			if l, ok := m[h]; ok {
+				return l, ok
+			}
+			return lookupOld(h, tasks)
+		}, nil, func() {}
 	}
-	log.Printf("gen: %d labels cached in %s", len(m), path)
+	log.Printf("gen: %d labels cached in %s (%d of earlier labellers)", len(m)+len(old), path, len(old))
 	w := bufio.NewWriter(fh)
 	var mu sync.Mutex
 	learn := func(h string, l corpus.Label) {
@@ -181,11 +220,13 @@ func openCache(path string) (func(string) (corpus.Label, bool), func(string, cor
 		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", labeller, h, l.Verdict, l.Oracle, strings.Join(l.Codes, ","), strings.Join(fs, ","))
 		w.Flush() // an interrupted run keeps what it labelled
 	}
-	lookup := func(h string) (corpus.Label, bool) {
+	lookup := func(h string, tasks int) (corpus.Label, bool) {
 		mu.Lock()
 		defer mu.Unlock()
-		l, ok := m[h]
-		return l, ok
+		if l, ok := m[h]; ok {
+			return l, ok
+		}
+		return lookupOld(h, tasks)
 	}
 	return lookup, learn, func() { mu.Lock(); w.Flush(); fh.Close(); mu.Unlock() }
 }
