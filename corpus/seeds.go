@@ -291,6 +291,10 @@ var seeds = sync.OnceValue(func() []Seed {
 	add("big", "llama-named:smollm2-h100-rr", true)
 	add("big", "llama-named:llama32-1b-h200-epoch-pages2", true)
 	add("huge", "llama-named:llama2-13b-h100-rr-t32", true)
+	// After huge-000, so that the seeds before them keep their places (and
+	// so their sampled sites).
+	add("big", "llama-named:smollm2-l4-epoch-split3-t96", true)
+	add("big", "llama-named:qwen05b-a100-lpt-split4", true)
 	return out
 })
 
