@@ -971,8 +971,8 @@ func (v *verifier) checkUninitialized(ctx context.Context, run *engine) error {
 	for b := range writes {
 		slices.SortFunc(writes[b].pieces, func(x, y wpiece) int { return cmp64(x.C0, y.C0) })
 	}
-	// decided is whether the race analysis decided the pair, and raced
-	// whether it found w before r.
+	// decided reports whether the race analysis decided the pair of w and
+	// r, and whether it found w happening before r.
 	decided := func(w, r int32) (known, ordered bool) {
 		lo, hi := min(w, r), max(w, r)
 		pi := v.pair(uint64(lo)<<32 | uint64(hi))
