@@ -2,6 +2,7 @@ package verify
 
 import (
 	"context"
+	"encoding/binary"
 	"maps"
 	"slices"
 
@@ -74,6 +75,29 @@ type minimiser struct {
 	tasks  []int
 	trials int // for this witness
 	steps  int // for every witness of the run
+	// reached holds the machines that short candidates (at most
+	// [reachedEvents] events) reached, by their events, for every witness
+	// of the run: the findings of one stuck state share their [advance],
+	// and a replay is deterministic, so it is judged again without being
+	// run again. A nil machine is a candidate that does not replay.
+	reached map[string]*schedule.Machine
+}
+
+// reachedEvents and reachedMax bound [minimiser.reached]: candidates of at
+// most that many events, at most that many of them per run.
+const (
+	reachedEvents = 16
+	reachedMax    = 32
+)
+
+// traceKey is the events of tr as a string, for map keys.
+func traceKey(tr []schedule.Event) string {
+	b := make([]byte, 0, 8*len(tr))
+	for _, e := range tr {
+		b = binary.LittleEndian.AppendUint32(b, uint32(e.Thread))
+		b = binary.LittleEndian.AppendUint32(b, uint32(e.Step))
+	}
+	return string(b)
 }
 
 // spent reports whether the budget or ctx is exhausted.
@@ -85,17 +109,44 @@ func (z *minimiser) spent() bool {
 // reaches as [schedule.CheckWitness] does.
 func (z *minimiser) accepts(tr []schedule.Event) bool {
 	z.trials++
+	if len(tr) > reachedEvents {
+		m := z.replay(tr)
+		return m != nil && z.judged(m)
+	}
+	k := traceKey(tr)
+	m, ok := z.reached[k]
+	if !ok {
+		m = z.replay(tr)
+		if len(z.reached) < reachedMax {
+			if z.reached == nil {
+				z.reached = map[string]*schedule.Machine{}
+			}
+			z.reached[k] = m
+		}
+	}
+	return m != nil && z.judged(m)
+}
+
+// judged reports whether the state machine m reached exhibits the finding.
+func (z *minimiser) judged(m *schedule.Machine) bool { return m.Exhibits(z.code, z.tasks) == nil }
+
+// replay runs tr on a clone of the initial machine and returns it, or nil
+// when an event cannot run or a hold is left without its advance.
+func (z *minimiser) replay(tr []schedule.Event) *schedule.Machine {
 	m := z.base.Clone()
 	defer func() { z.steps += len(m.Trace()) }()
 	held := false
 	for _, e := range tr {
 		z.steps++
 		if m.Step(e) != nil {
-			return false
+			return nil
 		}
 		held = m.HoldsPending() > 0
 	}
-	return !held && m.Exhibits(z.code, z.tasks) == nil
+	if held {
+		return nil
+	}
+	return m
 }
 
 // minimise returns a witness of a finding no longer than w. For races,
@@ -402,12 +453,14 @@ func (z *minimiser) monotone() bool {
 // the finding (see [minimiser.candidates]) that is shorter than w and that
 // the judge accepts, or nil.
 func (z *minimiser) compact(w []schedule.Event) []schedule.Event {
-	for _, c := range z.candidates(w) {
-		if z.ctx.Err() != nil {
-			return nil
-		}
-		if len(c) < len(w) && z.accepts(c) {
-			return c
+	for _, cs := range [2]func([]schedule.Event) [][]schedule.Event{z.candidates, z.stateCandidates} {
+		for _, c := range cs(w) {
+			if z.ctx.Err() != nil {
+				return nil
+			}
+			if len(c) < len(w) && z.accepts(c) {
+				return c
+			}
 		}
 	}
 	return nil
@@ -426,29 +479,16 @@ func (z *minimiser) compact(w []schedule.Event) []schedule.Event {
 //     its buffer, right after their bodies: ended, but with no later step
 //     that their End could happen before), then advances.
 //
-// Then, from the state w reaches, one that holds the threads of the
-// finding's tasks where w leaves them, and one that holds every thread w
-// moves or leaves unfinished where it leaves it. With semaphores or
+// Then, from the state w reaches ([minimiser.stateCandidates], built only
+// when these fail), one that holds the threads of the finding's tasks
+// where w leaves them, and one that holds every thread w moves or leaves
+// unfinished where it leaves it. With semaphores or
 // dispatch that depends on threads finishing the greedy order matters and
 // any of them may fail; the judge decides each.
-func (z *minimiser) candidates(w []schedule.Event) [][]schedule.Event {
+func (z *minimiser) candidates([]schedule.Event) [][]schedule.Event {
 	p, form := z.base.Program(), z.base.Form()
 	adv := schedule.Advance()
 	var out [][]schedule.Event
-	// holds renders holds as events in thread order, then the advance;
-	// nil when a thread is held twice.
-	holds := func(hs map[int]int) []schedule.Event {
-		ths := make([]int, 0, len(hs))
-		for th := range hs {
-			ths = append(ths, th)
-		}
-		slices.Sort(ths)
-		c := make([]schedule.Event, 0, len(ths)+1)
-		for _, th := range ths {
-			c = append(c, schedule.Hold(th, hs[th]))
-		}
-		return append(c, adv)
-	}
 	// afterBegin holds task t's thread right after its begin.
 	afterBegin := func(hs map[int]int, t int) bool {
 		th, b := bodyStep(form, p, t)
@@ -509,7 +549,29 @@ func (z *minimiser) candidates(w []schedule.Event) [][]schedule.Event {
 			}
 		}
 	}
-	// From the state w reaches.
+	return out
+}
+
+// holds renders holds as events in thread order, then the advance.
+func holds(hs map[int]int) []schedule.Event {
+	ths := make([]int, 0, len(hs))
+	for th := range hs {
+		ths = append(ths, th)
+	}
+	slices.Sort(ths)
+	c := make([]schedule.Event, 0, len(ths)+1)
+	for _, th := range ths {
+		c = append(c, schedule.Hold(th, hs[th]))
+	}
+	return append(c, schedule.Advance())
+}
+
+// stateCandidates are the compact candidates built from the state w
+// reaches (see [minimiser.candidates]), which cost a replay of w: they are
+// built only when the finding's own candidates all fail.
+func (z *minimiser) stateCandidates(w []schedule.Event) [][]schedule.Event {
+	p, form := z.base.Program(), z.base.Form()
+	var out [][]schedule.Event
 	m := z.base.Clone()
 	for _, e := range w {
 		z.steps++
