@@ -1,6 +1,7 @@
 package schedule
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"strings"
@@ -155,6 +156,19 @@ func uncoveredRead(p *Program, st *State, r, br int) (bool, error) {
 		}
 	}
 	return false, nil
+}
+
+// TraceKey is the events of trace as a string, for map keys: two traces
+// have one key exactly when they are the same events. A replay is
+// deterministic, so the state a trace reaches can be kept by its key and
+// judged again for another finding with [State.Exhibits].
+func TraceKey(trace []Event) string {
+	b := make([]byte, 0, 8*len(trace))
+	for _, e := range trace {
+		b = binary.LittleEndian.AppendUint32(b, uint32(e.Thread))
+		b = binary.LittleEndian.AppendUint32(b, uint32(e.Step))
+	}
+	return string(b)
 }
 
 // ArenaSpan maps a byte range of a buffer to its arena's address space: the

@@ -2,7 +2,6 @@ package verify
 
 import (
 	"context"
-	"encoding/binary"
 	"maps"
 	"slices"
 
@@ -90,16 +89,6 @@ const (
 	reachedMax    = 32
 )
 
-// traceKey is the events of tr as a string, for map keys.
-func traceKey(tr []schedule.Event) string {
-	b := make([]byte, 0, 8*len(tr))
-	for _, e := range tr {
-		b = binary.LittleEndian.AppendUint32(b, uint32(e.Thread))
-		b = binary.LittleEndian.AppendUint32(b, uint32(e.Step))
-	}
-	return string(b)
-}
-
 // spent reports whether the budget or ctx is exhausted.
 func (z *minimiser) spent() bool {
 	return z.trials >= minimiseTrials || z.steps >= minimiseSteps || z.ctx.Err() != nil
@@ -113,7 +102,7 @@ func (z *minimiser) accepts(tr []schedule.Event) bool {
 		m := z.replay(tr)
 		return m != nil && z.judged(m)
 	}
-	k := traceKey(tr)
+	k := schedule.TraceKey(tr)
 	m, ok := z.reached[k]
 	if !ok {
 		m = z.replay(tr)

@@ -293,11 +293,11 @@ func sanity(p *schedule.Program, r *Result) error {
 			continue
 		}
 		var err error
-		if st, ok := reached[traceKey(f.Witness)]; ok && len(f.Witness) > 0 && len(f.Witness) <= reachedEvents {
+		if st, ok := reached[schedule.TraceKey(f.Witness)]; ok && len(f.Witness) > 0 && len(f.Witness) <= reachedEvents {
 			err = st.Exhibits(f.Code, f.Tasks)
 		} else if err = schedule.CheckWitness(p, f.Code, f.Tasks, f.Witness); err == nil && len(f.Witness) > 0 && len(f.Witness) <= reachedEvents && len(reached) < reachedMax {
 			if st, rerr := schedule.Replay(p, f.Witness); rerr == nil {
-				reached[traceKey(f.Witness)] = st
+				reached[schedule.TraceKey(f.Witness)] = st
 			}
 		}
 		if err != nil {
