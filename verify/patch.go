@@ -156,15 +156,7 @@ func patchFor(p *schedule.Program, f *Finding, st *schedule.State) []PatchOp {
 		if len(f.Tasks) == 0 {
 			return nil
 		}
-		var ops []PatchOp
-		seen := map[int32]bool{}
-		for _, a := range p.Tasks[f.Tasks[0]].Writes {
-			if p.Buffers[a.Buffer].Kind.ReadOnly() && !seen[a.Buffer] {
-				seen[a.Buffer] = true
-				ops = append(ops, PatchOp{Op: "replace", Path: "/buffers/" + strconv.Itoa(int(a.Buffer)) + "/kind", Value: raw("state")})
-			}
-		}
-		return ops
+		return readonlyPatch(p, f.Tasks[0], "state")
 	}
 	return nil
 }
@@ -304,15 +296,7 @@ func amkPatchFor(p *schedule.Program, f *Finding, st *schedule.State) []PatchOp 
 		if len(f.Tasks) == 0 {
 			return nil
 		}
-		var ops []PatchOp
-		seen := map[int32]bool{}
-		for _, a := range p.Tasks[f.Tasks[0]].Writes {
-			if p.Buffers[a.Buffer].Kind.ReadOnly() && !seen[a.Buffer] {
-				seen[a.Buffer] = true
-				ops = append(ops, PatchOp{Op: "replace", Path: "/buffers/" + strconv.Itoa(int(a.Buffer)) + "/kind", Value: raw("KV_CACHE")})
-			}
-		}
-		return ops
+		return readonlyPatch(p, f.Tasks[0], "KV_CACHE")
 	}
 	return nil
 }
@@ -860,12 +844,31 @@ func unwrittenPatch(p *schedule.Program, f *Finding) []PatchOp {
 	return ops
 }
 
+// readonlyPatch declares every read-only buffer that task t writes of
+// the given kind ("state" on megaproof/v1, "KV_CACHE" on AMK).
+func readonlyPatch(p *schedule.Program, t int, kind string) []PatchOp {
+	var ops []PatchOp
+	seen := map[int32]bool{}
+	for _, a := range p.Tasks[t].Writes {
+		if p.Buffers[a.Buffer].Kind.ReadOnly() && !seen[a.Buffer] {
+			seen[a.Buffer] = true
+			ops = append(ops, PatchOp{Op: "replace", Path: "/buffers/" + strconv.Itoa(int(a.Buffer)) + "/kind", Value: raw(kind)})
+		}
+	}
+	return ops
+}
+
+// maxSortedAcquires is the longest run of acquires lockOrderPatch sorts;
+// a longer one out of order gets no patch.
+const maxSortedAcquires = 64
+
 // lockOrderPatch sorts, in each of the given tasks, every run of
 // consecutive acquires before its body by semaphore (declaration order),
 // as JSON Patch moves: a lock-order inversion between tasks that each hold
 // one semaphore while they acquire another cannot happen once every task
 // acquires in one order. It returns nil when every such run is in order
-// already (the deadlock is not an inversion among these tasks).
+// already (the deadlock is not an inversion among these tasks), or when
+// one out of order is longer than maxSortedAcquires.
 func lockOrderPatch(p *schedule.Program, tasks []int) []PatchOp {
 	var ops []PatchOp
 	seen := map[int]bool{}
@@ -890,14 +893,22 @@ func lockOrderPatch(p *schedule.Program, tasks []int) []PatchOp {
 			}
 			want := append([]int(nil), cur[lo:hi]...)
 			slices.SortStableFunc(want, func(a, b int) int { return int(steps[a].Object) - int(steps[b].Object) })
+			if slices.Equal(want, cur[lo:hi]) {
+				lo = hi
+				continue
+			}
+			if hi-lo > maxSortedAcquires {
+				return nil // the moves would cost the run's length squared
+			}
 			for k := lo; k < hi; k++ {
-				i := slices.Index(cur, want[k-lo])
+				i := slices.Index(cur[k:hi], want[k-lo]) + k
 				if i == k {
 					continue
 				}
 				ops = append(ops, PatchOp{Op: "move", From: stepPointer(t, false, i), Path: stepPointer(t, false, k)})
 				v := cur[i]
-				cur = slices.Insert(slices.Delete(cur, i, i+1), k, v)
+				copy(cur[k+1:i+1], cur[k:i])
+				cur[k] = v
 			}
 			lo = hi
 		}

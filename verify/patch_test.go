@@ -86,6 +86,18 @@ func TestLockOrderPatch(t *testing.T) {
 	if lockOrderPatch(p, []int{0}) != nil {
 		t.Error("a task acquiring in order got a patch")
 	}
+	// A run out of order longer than maxSortedAcquires gets none.
+	long := &schedule.Program{Tasks: []schedule.Task{{Name: "x"}}}
+	for o := maxSortedAcquires; o >= 0; o-- {
+		long.Tasks[0].Before = append(long.Tasks[0].Before, schedule.Step{Kind: schedule.Acquire, Object: int32(o), Value: 1})
+	}
+	if ops := lockOrderPatch(long, []int{0}); ops != nil {
+		t.Errorf("a reversed run of %d acquires got %d moves", maxSortedAcquires+1, len(ops))
+	}
+	long.Tasks[0].Before = long.Tasks[0].Before[1:]
+	if ops := lockOrderPatch(long, []int{0}); len(ops) != maxSortedAcquires-1 {
+		t.Errorf("a reversed run of %d acquires got %d moves, want %d", maxSortedAcquires, len(ops), maxSortedAcquires-1)
+	}
 	ops := lockOrderPatch(p, []int{1, 2, 1})
 	want := []PatchOp{{Op: "move", From: "/tasks/1/before/1", Path: "/tasks/1/before/0"}, {Op: "move", From: "/tasks/1/before/2", Path: "/tasks/1/before/1"}}
 	if len(ops) != len(want) {
