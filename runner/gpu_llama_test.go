@@ -152,64 +152,24 @@ func TestGPULlamaDecode(t *testing.T) {
 	outDir := os.Getenv("MEGAPROOF_OUT")
 	for _, name := range models {
 		t.Run(name, func(t *testing.T) {
-			dir := filepath.Join(refDir, name)
-			js, err := os.ReadFile(filepath.Join(dir, "ref.json"))
+			lr := openLlamaRef(t, refDir, name)
+			ref, weights := lr.ref, lr.weights
+			lb, err := readF32(filepath.Join(lr.dir, "logits_bf16.f32"), ref.Steps*ref.Vocab)
 			if err != nil {
 				t.Fatal(err)
 			}
-			var ref llamaRef
-			if err := json.Unmarshal(js, &ref); err != nil {
-				t.Fatal(err)
-			}
-			lb, err := readF32(filepath.Join(dir, "logits_bf16.f32"), ref.Steps*ref.Vocab)
+			lf, err := readF32(filepath.Join(lr.dir, "logits_fp32.f32"), ref.Steps*ref.Vocab)
 			if err != nil {
 				t.Fatal(err)
-			}
-			lf, err := readF32(filepath.Join(dir, "logits_fp32.f32"), ref.Steps*ref.Vocab)
-			if err != nil {
-				t.Fatal(err)
-			}
-			m, err := llamagen.LookupModel(name)
-			if err != nil {
-				t.Fatal(err)
-			}
-			h200, _ := llamagen.LookupTarget("h200")
-			tile := 128
-			if m.Hidden%128 != 0 {
-				tile = 64
-			}
-			tile = tileOr(tile)
-			var ts Tensors = SeededTensors{Seed: ref.Seed, Untied: !m.Tied || ref.Untie, EmbedShift: ref.EmbedShift, HeadShift: ref.HeadShift, HeadFromEmbed: ref.HeadEmbed, HeadRoll: ref.HeadRoll * m.Hidden}
-			weights := "seeded"
-			if st, err := OpenSafetensors(filepath.Join(dir, "model.safetensors")); err == nil {
-				defer st.Close()
-				ts, weights = st, "safetensors"
 			}
 			steps := ref.Steps
 			for _, sname := range strategies {
 				t.Run(sname, func(t *testing.T) {
-					cfg := llamagen.Config{Model: m, Target: h200, Tile: tile, MaxSeq: 1024, PosSet: true, Numeric: true}
-					if err := strategyConfig(&cfg, sname); err != nil {
-						t.Fatal(err)
-					}
-					cfg.AutoTile = autoTile()
-					opt := Options{Init: LlamaSource(ts), BlockThreads: blockThreads(), Timeout: 5 * time.Second, PrefetchBytes: prefetchBytes()}
-					t0 := time.Now()
-					encs, err := prepareSteps(cfg, steps, opt)
+					cfg, opt, err := lr.config(sname, 1)
 					if err != nil {
 						t.Fatal(err)
 					}
-					prep := time.Since(t0)
-					heap, err := d.NewResident(encs[0], opt)
-					if err != nil {
-						t.Fatal(err)
-					}
-					defer heap.Close()
-					for _, e := range encs {
-						if err := heap.Load(e, opt); err != nil {
-							t.Fatal(err)
-						}
-					}
+					encs, heap, prep := decodePrograms(t, d, cfg, steps, opt)
 					g := &Generation{Heap: heap, Program: func(pos int) (*Encoded, error) { return encs[pos], nil }, Opt: opt, KeepLogits: func(int) bool { return true }}
 					res, err := g.Run(context.Background(), 0, steps, []int32{ref.First})
 					if err != nil {
@@ -282,6 +242,256 @@ func TestGPULlamaDecode(t *testing.T) {
 			}
 		})
 	}
+}
+
+// batchRef is scripts/gpu/llama_ref.py's batch-B.json (--batches): greedy
+// decoding of B sequences in one batch by the bf16 model, sequence r
+// starting from token Firsts[r].
+type batchRef struct {
+	Batch  int         `json:"batch"`
+	Firsts []int32     `json:"firsts"`
+	Steps  int         `json:"steps"`
+	Vocab  int         `json:"vocab"`
+	Tokens [][]int32   `json:"tokens_bf16"`
+	Gaps   [][]float64 `json:"top2_gap_bf16"`
+}
+
+// BatchDecodeResult is one configuration's outcome of
+// TestGPULlamaDecodeBatch, as written to
+// MEGAPROOF_OUT/decode-batch-<model>-<strategy>-b<batch>.json.
+type BatchDecodeResult struct {
+	Model, Strategy, Weights string
+	EmbedShift               int
+	HeadFromEmbed            bool
+	HeadRoll                 int // rows
+	Batch, Tasks, Steps      int
+	// TokensMatch: every sequence's greedy tokens equal PyTorch bf16's;
+	// FirstMismatch per sequence (-1 when all match).
+	TokensMatch   bool
+	RowsMatching  int
+	FirstMismatch []int
+	// Logit errors of every sequence over its steps before its first
+	// mismatch (as DecodeResult's), and under teacher forcing.
+	BF16MaxAbs, BF16Rel, ForcedBF16Rel   float64
+	ForcedEqual, ForcedTies, ForcedOther int
+	BoundBF16Rel                         float64
+	KernelMedianMS, StepMedianMS         float64
+	PrepareSeconds                       float64
+}
+
+// TestGPULlamaDecodeBatch decodes B sequences at once (B in
+// MEGAPROOF_LLAMA_BATCH, e.g. 4,16) for the models and strategies of
+// TestGPULlamaDecode and compares every sequence's greedy tokens and logits
+// with PyTorch's batched bf16 decoding (llama_ref.py --batches), and under
+// teacher forcing. A strategy whose fused stages do not take the batch is
+// skipped, as llamagen refuses it.
+func TestGPULlamaDecodeBatch(t *testing.T) {
+	refDir, batches := os.Getenv("MEGAPROOF_LLAMA_REF"), os.Getenv("MEGAPROOF_LLAMA_BATCH")
+	if refDir == "" || batches == "" {
+		t.Skip("MEGAPROOF_LLAMA_REF or MEGAPROOF_LLAMA_BATCH not set (run scripts/gpu/llama_ref.py --batches first)")
+	}
+	d := device(t)
+	outDir := os.Getenv("MEGAPROOF_OUT")
+	for _, name := range strings.Split(envOr("MEGAPROOF_LLAMA_MODELS", "smollm2-135m"), ",") {
+		t.Run(name, func(t *testing.T) {
+			lr := openLlamaRef(t, refDir, name)
+			bound, _ := decodeBounds(lr.ref.NoiseRel)
+			for _, batch := range envInts(t, "MEGAPROOF_LLAMA_BATCH", batches) {
+				js, err := os.ReadFile(filepath.Join(lr.dir, fmt.Sprintf("batch-%d.json", batch)))
+				if err != nil {
+					t.Fatal(err)
+				}
+				var br batchRef
+				if err := json.Unmarshal(js, &br); err != nil {
+					t.Fatal(err)
+				}
+				if br.Batch != batch || len(br.Firsts) != batch || len(br.Tokens) != batch {
+					t.Fatalf("batch-%d.json holds batch %d, %d firsts, %d sequences", batch, br.Batch, len(br.Firsts), len(br.Tokens))
+				}
+				lb, err := readF32(filepath.Join(lr.dir, fmt.Sprintf("logits_batch%d_bf16.f32", batch)), batch*br.Steps*br.Vocab)
+				if err != nil {
+					t.Fatal(err)
+				}
+				refLogits := func(b, i int) []float32 { o := (b*br.Steps + i) * br.Vocab; return lb[o : o+br.Vocab] }
+				for _, sname := range strings.Split(envOr("MEGAPROOF_LLAMA_STRATEGIES", "round-robin,split2,dynamic"), ",") {
+					t.Run(fmt.Sprintf("%s/b%d", sname, batch), func(t *testing.T) {
+						cfg, opt, err := lr.config(sname, batch)
+						if err != nil {
+							t.Fatal(err)
+						}
+						if cfg.Fuse && batch*lr.model.Hidden > llamagen.FusedNormElems {
+							t.Skipf("not fused at batch %d (batch × hidden %d > %d)", batch, batch*lr.model.Hidden, llamagen.FusedNormElems)
+						}
+						encs, heap, prep := decodePrograms(t, d, cfg, br.Steps, opt)
+						g := &Generation{Heap: heap, Program: func(pos int) (*Encoded, error) { return encs[pos], nil }, Opt: opt, KeepLogits: func(int) bool { return true }}
+						res, err := g.Run(context.Background(), 0, br.Steps, br.Firsts)
+						if err != nil {
+							t.Fatal(err)
+						}
+						r := BatchDecodeResult{Model: name, Strategy: sname, Weights: lr.weights, EmbedShift: lr.ref.EmbedShift, HeadFromEmbed: lr.ref.HeadEmbed, HeadRoll: lr.ref.HeadRoll,
+							Batch: batch, Tasks: len(encs[br.Steps-1].prog.Tasks), Steps: br.Steps, PrepareSeconds: prep.Seconds(), BoundBF16Rel: bound}
+						var kern, wall []float64
+						for _, st := range res {
+							kern = append(kern, st.Kernel.Seconds()*1e3)
+							wall = append(wall, st.Wall.Seconds()*1e3)
+						}
+						for b := 0; b < batch; b++ {
+							first := -1
+							for i, st := range res {
+								if st.Out[b] != br.Tokens[b][i] {
+									first = i
+									break
+								}
+								ab, mb := maxErr(st.Logits[b], refLogits(b, i))
+								r.BF16MaxAbs, r.BF16Rel = max(r.BF16MaxAbs, ab), max(r.BF16Rel, ab/mb)
+							}
+							r.FirstMismatch = append(r.FirstMismatch, first)
+							if first < 0 {
+								r.RowsMatching++
+							} else {
+								t.Logf("sequence %d: greedy token %d = %d, PyTorch bf16 %d (its top-2 gap there %.4g)", b, first, res[first].Out[b], br.Tokens[b][first], br.Gaps[b][first])
+							}
+						}
+						r.TokensMatch = r.RowsMatching == batch
+						r.KernelMedianMS, r.StepMedianMS = medianF(kern), medianF(wall)
+						g.Force = func(pos int, _ []int32) []int32 {
+							next := make([]int32, batch)
+							for b := range next {
+								next[b] = br.Tokens[b][pos]
+							}
+							return next
+						}
+						forced, err := g.Run(context.Background(), 0, br.Steps, br.Firsts)
+						if err != nil {
+							t.Fatal(err)
+						}
+						for i, st := range forced {
+							for b := 0; b < batch; b++ {
+								rb := refLogits(b, i)
+								ab, mb := maxErr(st.Logits[b], rb)
+								r.ForcedBF16Rel = max(r.ForcedBF16Rel, ab/mb)
+								want := br.Tokens[b][i]
+								switch o := st.Out[b]; {
+								case o == want:
+									r.ForcedEqual++
+								case float64(rb[want]-rb[o]) <= ab:
+									r.ForcedTies++
+								default:
+									r.ForcedOther++
+									t.Errorf("teacher-forced sequence %d step %d: token %d, PyTorch %d, its logits %g vs %g (max error %g)", b, i, o, want, rb[o], rb[want], ab)
+								}
+							}
+						}
+						if max(r.BF16Rel, r.ForcedBF16Rel) > bound {
+							t.Errorf("logit error above the bound: %.4g / %.4g > %.4g", r.BF16Rel, r.ForcedBF16Rel, bound)
+						}
+						if !r.TokensMatch && os.Getenv("MEGAPROOF_STRICT_TOKENS") != "" {
+							t.Errorf("%d of %d sequences differ from PyTorch bf16's greedy tokens", batch-r.RowsMatching, batch)
+						}
+						t.Logf("%s %s batch %d (%s weights, %d tasks): %d/%d sequences' greedy tokens match (first mismatches %v); logits vs bf16 max abs %.4g (rel %.4g, forced %.4g, bound %.4g); teacher-forced: %d equal, %d ties, %d other; kernel median %.3f ms, step %.3f ms; prepare %.1f s",
+							name, sname, batch, lr.weights, r.Tasks, r.RowsMatching, batch, r.FirstMismatch, r.BF16MaxAbs, r.BF16Rel, r.ForcedBF16Rel, bound, r.ForcedEqual, r.ForcedTies, r.ForcedOther, r.KernelMedianMS, r.StepMedianMS, r.PrepareSeconds)
+						if outDir != "" {
+							b, _ := json.MarshalIndent(r, "", " ")
+							os.WriteFile(filepath.Join(outDir, fmt.Sprintf("decode-batch-%s-%s-b%d.json", name, sname, batch)), b, 0o644)
+						}
+					})
+				}
+			}
+		})
+	}
+}
+
+// envInts is the comma-separated integers of environment variable key, or
+// of def when it is unset.
+func envInts(t *testing.T, key, def string) []int {
+	t.Helper()
+	var out []int
+	for _, f := range strings.Split(envOr(key, def), ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil {
+			t.Fatalf("%s: %v", key, err)
+		}
+		out = append(out, n)
+	}
+	return out
+}
+
+// openedRef is a model's reference from scripts/gpu/llama_ref.py with the
+// weights it was computed on: the seeded init it names, or the directory's
+// model.safetensors when there is one.
+type openedRef struct {
+	dir     string
+	ref     llamaRef
+	model   llamagen.Model
+	tile    int
+	tensors Tensors
+	weights string // "seeded" or "safetensors"
+}
+
+// openLlamaRef reads DIR/MODEL/ref.json; the safetensors file, if any, is
+// closed when t ends.
+func openLlamaRef(t *testing.T, refDir, name string) *openedRef {
+	t.Helper()
+	dir := filepath.Join(refDir, name)
+	js, err := os.ReadFile(filepath.Join(dir, "ref.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &openedRef{dir: dir, weights: "seeded"}
+	if err := json.Unmarshal(js, &r.ref); err != nil {
+		t.Fatal(err)
+	}
+	if r.model, err = llamagen.LookupModel(name); err != nil {
+		t.Fatal(err)
+	}
+	ref, m := r.ref, r.model
+	r.tile = 128
+	if m.Hidden%128 != 0 {
+		r.tile = 64
+	}
+	r.tile = tileOr(r.tile)
+	r.tensors = SeededTensors{Seed: ref.Seed, Untied: !m.Tied || ref.Untie, EmbedShift: ref.EmbedShift, HeadShift: ref.HeadShift, HeadFromEmbed: ref.HeadEmbed, HeadRoll: ref.HeadRoll * m.Hidden}
+	if st, err := OpenSafetensors(filepath.Join(dir, "model.safetensors")); err == nil {
+		t.Cleanup(func() { st.Close() })
+		r.tensors, r.weights = st, "safetensors"
+	}
+	return r
+}
+
+// config is the decode tests' llamagen configuration of strategy sname and
+// batch, on the reference's weights.
+func (r *openedRef) config(sname string, batch int) (llamagen.Config, Options, error) {
+	h200, _ := llamagen.LookupTarget("h200")
+	cfg := llamagen.Config{Model: r.model, Target: h200, Tile: r.tile, MaxSeq: 1024, PosSet: true, Numeric: true, Batch: batch}
+	if err := strategyConfig(&cfg, sname); err != nil {
+		return cfg, Options{}, err
+	}
+	cfg.AutoTile = autoTile()
+	opt := Options{Init: LlamaSource(r.tensors), BlockThreads: blockThreads(), Timeout: 5 * time.Second, PrefetchBytes: prefetchBytes()}
+	return cfg, opt, nil
+}
+
+// decodePrograms generates, verifies and encodes the programs of positions
+// 0..steps-1 and loads them into a new resident heap (closed when t ends).
+func decodePrograms(t *testing.T, d *Device, cfg llamagen.Config, steps int, opt Options) ([]*Encoded, *Resident, time.Duration) {
+	t.Helper()
+	t0 := time.Now()
+	encs, err := prepareSteps(cfg, steps, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prep := time.Since(t0)
+	heap, err := d.NewResident(encs[0], opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { heap.Close() })
+	for _, e := range encs {
+		if err := heap.Load(e, opt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return encs, heap, prep
 }
 
 // strategyConfig sets the strategy that name gives: round-robin, dynamic,
@@ -452,17 +662,6 @@ func TestGPULlamaBench(t *testing.T) {
 	d := device(t)
 	h200, _ := llamagen.LookupTarget("h200")
 	outDir := os.Getenv("MEGAPROOF_OUT")
-	ints := func(s string) []int {
-		var out []int
-		for _, f := range strings.Split(s, ",") {
-			n, err := strconv.Atoi(f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			out = append(out, n)
-		}
-		return out
-	}
 	const timed = 32
 	for _, name := range strings.Split(envOr("MEGAPROOF_LLAMA_MODELS", "smollm2-135m"), ",") {
 		m, err := llamagen.LookupModel(name)
@@ -475,7 +674,7 @@ func TestGPULlamaBench(t *testing.T) {
 		}
 		tile = tileOr(tile)
 		for _, sname := range strings.Split(envOr("MEGAPROOF_LLAMA_STRATEGIES", "round-robin"), ",") {
-			for _, batch := range ints(envOr("MEGAPROOF_BENCH_BATCH", "1")) {
+			for _, batch := range envInts(t, "MEGAPROOF_BENCH_BATCH", "1") {
 				cfg := llamagen.Config{Model: m, Target: h200, Tile: tile, AutoTile: autoTile(), MaxSeq: 8192, PosSet: true, Numeric: true, Batch: batch}
 				if err := strategyConfig(&cfg, sname); err != nil {
 					t.Fatal(err)
@@ -487,7 +686,7 @@ func TestGPULlamaBench(t *testing.T) {
 				opt := Options{Init: LlamaSource(SeededTensors{Seed: 1, Untied: !m.Tied}), BlockThreads: blockThreads(), Timeout: 5 * time.Second, PrefetchBytes: prefetchBytes()}
 				var heap *Resident
 				var resident time.Duration
-				for _, pos := range ints(envOr("MEGAPROOF_BENCH_POS", "128,1024,4096")) {
+				for _, pos := range envInts(t, "MEGAPROOF_BENCH_POS", "128,1024,4096") {
 					t0 := time.Now()
 					encs := make([]*Encoded, timed+2)
 					c := cfg

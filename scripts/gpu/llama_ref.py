@@ -14,6 +14,11 @@ test (runner/gpu_llama_test.go, MEGAPROOF_LLAMA_REF=DIR):
   DIR/MODEL/logits_fp32.f32 [steps, vocab] float32: the fp32 model's logits
                             for the same input tokens (one causal forward)
   DIR/MODEL/model.safetensors  (with --safetensors) the bf16 weights
+  DIR/MODEL/batch-B.json    (with --batches B,...) greedy decoding of B
+                            sequences in one batch by the bf16 model,
+                            sequence r from token first + 97 r: tokens and
+                            top-2 gaps per sequence
+  DIR/MODEL/logits_batchB_bf16.f32 [B, steps, vocab] float32: their logits
 
 Usage (on the GPU machine):
   python3 scripts/gpu/llama_ref.py --model smollm2-135m --out /tmp/ref --safetensors
@@ -161,6 +166,28 @@ def greedy(model, first, steps, device):
     return toks, torch.stack(logits), gaps
 
 
+@torch.no_grad()
+def greedy_batch(model, firsts, steps, device):
+    """greedy for len(firsts) sequences decoded together in one batch."""
+    B = len(firsts)
+    toks, gaps, logits = [[] for _ in firsts], [[] for _ in firsts], []
+    past = None
+    tok = torch.tensor(firsts, device=device)[:, None]
+    for pos in range(steps):
+        out = model(input_ids=tok, past_key_values=past, use_cache=True,
+                    position_ids=torch.full((B, 1), pos, device=device))
+        past = out.past_key_values
+        lg = out.logits[:, -1].float()
+        top = torch.topk(lg, 2, dim=-1).values.cpu()
+        nxt = torch.argmax(lg, -1)
+        for b, t in enumerate(nxt.cpu().tolist()):
+            toks[b].append(t)
+            gaps[b].append(float(top[b, 0] - top[b, 1]))
+        logits.append(lg.cpu())
+        tok = nxt[:, None]
+    return toks, torch.stack(logits, 1), gaps
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--model", required=True, choices=sorted(MODELS))
@@ -174,6 +201,7 @@ def main():
     ap.add_argument("--head-from-embed", action="store_true", help="untied lm_head equal to the embedding (SeededTensors.HeadFromEmbed)")
     ap.add_argument("--head-roll", type=int, default=0, help="with --head-from-embed: lm_head row j is embedding row j+N (SeededTensors.HeadRoll = N x hidden)")
     ap.add_argument("--untie", action="store_true", help="an untied lm_head for a tied shape (SmolLM2, Llama-3.2)")
+    ap.add_argument("--batches", default="", help="batch sizes B,... of batch-B.json (sequence r from token first + 97 r)")
     a = ap.parse_args()
     dev = "cuda"
     t0 = time.time()
@@ -186,6 +214,16 @@ def main():
         save_file({k: v.contiguous() for k, v in sd.items()}, os.path.join(d, "model.safetensors"))
     tb, lb, gaps = greedy(model, a.first, a.steps, dev)
     lb.numpy().astype("float32").tofile(os.path.join(d, "logits_bf16.f32"))
+    batches = []
+    for B in [int(x) for x in a.batches.split(",") if x]:
+        firsts = [a.first + 97 * r for r in range(B)]
+        bt, bl, bg = greedy_batch(model, firsts, a.steps, dev)
+        bl.numpy().astype("float32").tofile(os.path.join(d, f"logits_batch{B}_bf16.f32"))
+        with open(os.path.join(d, f"batch-{B}.json"), "w") as f:
+            json.dump({"batch": B, "firsts": firsts, "steps": a.steps, "vocab": MODELS[a.model][6],
+                       "tokens_bf16": bt, "top2_gap_bf16": bg, "row0_equals_unbatched": bt[0] == tb}, f)
+        batches.append(f"batch {B}: sequence 0 equals the unbatched tokens {bt[0] == tb}, "
+                       f"{len({t for row in bt for t in row})} distinct tokens, min top-2 gap {min(min(g) for g in bg):.4g}")
     attn = getattr(model.config, "_attn_implementation", "?")
     del model
     torch.cuda.empty_cache()
@@ -217,6 +255,8 @@ def main():
     print(f"{a.model} embed_shift {a.embed_shift} head_shift {a.head_shift} head_from_embed {a.head_from_embed} head_roll {a.head_roll} untie {a.untie}: bf16 tokens {tb[:16]}... {len(set(tb))} distinct; "
           f"fp32 agrees on {agree}/{a.steps} (first {prefix} equal); min top-2 gap {min(gaps):.4g}; "
           f"PyTorch bf16 vs fp32 logits: max abs {noise_abs:.4g}, rel {noise_rel:.4g}; {ref['seconds']} s")
+    for line in batches:
+        print(f"{a.model} {line}")
 
 
 if __name__ == "__main__":

@@ -55,7 +55,7 @@ T0 = time.time()
 class Step:
     """A static-cache decode step over the state dict of llama_ref.build."""
 
-    def __init__(self, name, sd, batch, maxlen):
+    def __init__(self, name, sd, batch, cap):
         H, I, L, NH, KV, D, V, eps, theta, tied = llama_ref.MODELS[name]
         self.L, self.NH, self.KV, self.D, self.eps, self.B = L, NH, KV, D, eps, batch
         g = lambda k: sd[k]
@@ -69,16 +69,38 @@ class Step:
                 "input_layernorm.weight", "self_attn.q_proj.weight", "self_attn.k_proj.weight",
                 "self_attn.v_proj.weight", "self_attn.o_proj.weight", "post_attention_layernorm.weight",
                 "mlp.gate_proj.weight", "mlp.up_proj.weight", "mlp.down_proj.weight")])
-        self.kc = torch.zeros(L, batch, KV, maxlen, D, dtype=torch.bfloat16, device="cuda")
-        self.vc = torch.zeros_like(self.kc)
+        # The cache holds cap positions; a State attends over its first maxlen
+        # (views of one allocation, so that one compiled step, whose cache
+        # length is dynamic, serves every position of a batch size).
+        self.cap = cap
+        self.kfull = torch.zeros(L, batch, KV, cap, D, dtype=torch.bfloat16, device="cuda")
+        self.vfull = torch.zeros_like(self.kfull)
+        self.arfull = torch.arange(cap, device="cuda")
         self.inv = 1.0 / (float(theta) ** (torch.arange(0, D, 2, dtype=torch.int64, device="cuda").float() / D))
-        self.ar = torch.arange(maxlen, device="cuda")
+        self.length(cap)
 
-    def tensors(self):
-        out = [self.emb, self.lm, self.normf, self.kc, self.vc, self.inv, self.ar]
+    def length(self, maxlen):
+        """Attend over the cache's first maxlen positions from now on."""
+        if maxlen > self.cap:
+            raise ValueError(f"cache length {maxlen} above its capacity {self.cap}")
+        self.kc = self.kfull[:, :, :, :maxlen]
+        self.vc = self.vfull[:, :, :, :maxlen]
+        self.ar = self.arfull[:maxlen]
+        for t in (self.kc, self.vc):
+            torch._dynamo.maybe_mark_dynamic(t, 3)
+        torch._dynamo.maybe_mark_dynamic(self.ar, 0)
+
+    def weights(self):
+        """The tensors whose address and shape never change."""
+        out = [self.emb, self.lm, self.normf, self.inv]
         for ws in self.layers:
             out.extend(ws)
         return out
+
+    def views(self):
+        """The cache's views of the current length: same addresses at every
+        length (they start at the allocation), sizes marked dynamic."""
+        return [self.kc, self.vc, self.ar]
 
     def norm(self, x, w):
         v = x.float().pow(2).mean(-1, keepdim=True)
@@ -157,11 +179,12 @@ class State:
     """One (model, batch, pos): the prompt, its prefill into the step's KV
     cache, and the first token."""
 
-    def __init__(self, m, batch, pos, steps):
+    def __init__(self, m, batch, pos, steps, cap):
         self.m, self.batch, self.pos, self.steps = m, batch, pos, steps
         self.maxlen = pos + steps + 16
         self.ids = torch.ones(batch, pos, dtype=torch.long, device="cuda")
-        self.st = Step(m.name, m.sd, batch, self.maxlen)
+        self.st = m.step(batch, max(cap, self.maxlen))
+        self.st.length(self.maxlen)
         kw = dict(input_ids=self.ids, attention_mask=torch.ones_like(self.ids), use_cache=True)
         try:
             out = m.model(logits_to_keep=1, **kw)
@@ -250,9 +273,20 @@ def run_step_path(state, path, left):
             toks.append(host.tolist())
         del g
     elif path == "compile":
-        for t in st.tensors():
-            torch._dynamo.mark_static_address(t)
-        fn = torch.compile(st.__call__, mode="max-autotune", dynamic=False)
+        # One compile per (model, batch): the cache length is a dynamic size
+        # (Step.length), everything else static; a later position of the same
+        # batch reuses the compiled step (dynamo's unique_graphs stays 0) and
+        # only records its CUDA graph.
+        for t in st.views():
+            torch._dynamo.mark_static_address(t, guard=False)
+        fn = state.m.compiled.get(state.batch)
+        r["compiled_before"] = fn is not None
+        if fn is None:
+            for t in st.weights():
+                torch._dynamo.mark_static_address(t)
+            fn = torch.compile(st.__call__, mode="max-autotune")
+            state.m.compiled[state.batch] = fn
+        r["dynamic_dims"] = "cache length (key/value cache views, position range)"
         try:
             r["mode_options"] = {k: str(v) for k, v in torch._inductor.list_mode_options("max-autotune").items()}
         except Exception as e:  # noqa: BLE001
@@ -263,7 +297,7 @@ def run_step_path(state, path, left):
             for _ in range(3):  # compile + warm-up run, CUDA-graph recording, first replay
                 torch.compiler.cudagraph_mark_step_begin()
                 fn(state.tok, state.p).cpu()
-        r["compile_s"] = round(time.perf_counter() - t0, 2)
+        r["compile_s" if not r["compiled_before"] else "warmup_s"] = round(time.perf_counter() - t0, 2)
         r["dynamo"] = delta(c0, dynamo_counts())
         state.reset()
         times, toks = loop(fn, state, steps + 2, mark=True)
@@ -355,6 +389,19 @@ class Model:
         gcfg.pad_token_id = 0
         self.model.config.eos_token_id = None
         self.build_s = round(time.time() - t0, 1)
+        self.steps, self.compiled = {}, {}
+
+    def step(self, batch, cap):
+        """The decode step of this batch size, with a cache of at least cap
+        positions (a larger one replaces it, and its compiled form)."""
+        st = self.steps.get(batch)
+        if st is None or st.cap < cap:
+            self.steps.pop(batch, None)
+            self.compiled.pop(batch, None)
+            gc.collect()
+            torch.cuda.empty_cache()
+            st = self.steps[batch] = Step(self.name, self.sd, batch, cap)
+        return st
 
 
 def plan(a):
@@ -428,7 +475,10 @@ def main():
         done.add(key)
     models = {}
     jobs = plan(a)
-    compile_left = lambda i: sum(1 for j in jobs[i:] for p in j[3] if p in CAP and j[1:3] == (1, 1024))
+    # One cache capacity per (model, batch): the largest position planned for it.
+    caps = {}
+    for mname, b, pos, _ in jobs:
+        caps[(mname, b)] = max(caps.get((mname, b), 0), pos + a.steps + 16)
     for i, (mname, b, pos, paths) in enumerate(jobs):
         todo = [p for p in paths if (mname, p, b, pos) not in done]
         if not todo:
@@ -442,10 +492,13 @@ def main():
             continue
         try:
             if mname not in models:
+                models.clear()  # one model on the GPU at a time
+                gc.collect()
+                torch.cuda.empty_cache()
                 models[mname] = Model(mname)
                 print(f"built {mname} in {models[mname].build_s} s at {time.time() - T0:.0f} s", flush=True)
             with torch.no_grad():
-                state = State(models[mname], b, pos, a.steps)
+                state = State(models[mname], b, pos, a.steps, caps[(mname, b)])
                 for path in todo:
                     left = a.budget - (time.time() - T0)
                     r = {"model": mname, "path": path, "batch": b, "pos": pos, **env}
@@ -458,8 +511,6 @@ def main():
                     lim = left - 10
                     if path in CAP:
                         lim = min(CAP[path], lim)
-                        if (b, pos) == (1, 1024):  # a fair share of what is left for the acceptance configuration
-                            lim = min(lim, max(60.0, (left - 10) / max(1, compile_left(i))))
                     emit({**r, "started": True})
                     t0 = time.time()
                     try:
@@ -489,6 +540,9 @@ def main():
                           "error": f"setup: {type(e).__name__}: {e}"[:400]})
                     done.add((mname, path, b, pos))
         del state
+        if jobs[i + 1:i + 2] and jobs[i + 1][:2] == (mname, b):
+            continue  # the next position of the same model and batch reuses the compiled step
+        models.get(mname) and models[mname].compiled.clear()
         torch._dynamo.reset()
         gc.collect()
         torch.cuda.empty_cache()
