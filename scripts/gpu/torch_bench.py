@@ -475,10 +475,13 @@ def main():
         done.add(key)
     models = {}
     jobs = plan(a)
-    # One cache capacity per (model, batch): the largest position planned for it.
+    # One cache capacity per (model, batch): the largest position planned for
+    # it, with room to spare: a view as long as its allocation is contiguous,
+    # which the compiled step's guards tell apart from the shorter views (a
+    # recompile).
     caps = {}
     for mname, b, pos, _ in jobs:
-        caps[(mname, b)] = max(caps.get((mname, b), 0), pos + a.steps + 16)
+        caps[(mname, b)] = max(caps.get((mname, b), 0), pos + a.steps + 16 + 64)
     for i, (mname, b, pos, paths) in enumerate(jobs):
         todo = [p for p in paths if (mname, p, b, pos) not in done]
         if not todo:
