@@ -41,11 +41,13 @@ func (v *verifier) checkProgressCtx(ctx context.Context) (*engine, error) {
 				firstOver = overflowPrefixes(f, e.trace)
 			}
 			ctr := f.p.Counters[c]
-			fix := fmt.Sprintf("declare counter %s with width 64, or signal less", ctr.Name)
-			msg := fmt.Sprintf("counter %s reaches %d, beyond its %d-bit width", ctr.Name, e.val[c], ctr.Width)
+			var fix, msg string
 			if ctr.Width >= 64 {
-				fix = fmt.Sprintf("signal counter %s less, or start it lower (it is already 64 bits wide)", ctr.Name)
-				msg = fmt.Sprintf("counter %s's signals carry it past 2^64-1", ctr.Name)
+				fix = "signal counter " + ctr.Name + " less, or start it lower (it is already 64 bits wide)"
+				msg = "counter " + ctr.Name + "'s signals carry it past 2^64-1"
+			} else {
+				fix = "declare counter " + ctr.Name + " with width 64, or signal less"
+				msg = newMsg().s("counter ").s(ctr.Name).s(" reaches ").u(e.val[c]).s(", beyond its ").u(uint64(ctr.Width)).s("-bit width").String()
 			}
 			var tasks []int // the task of the overflowing signal
 			if n := firstOver[c]; n > 0 {
@@ -113,7 +115,7 @@ func (v *verifier) occupancy(stuckRun *engine, witness []schedule.Event) {
 	var waiting []string
 	for _, t := range stuckRun.stuck() {
 		if int(t) >= f.workers || int(t) < stuckRun.started {
-			waiting = append(waiting, fmt.Sprintf("%s at %s", v.threadName(t), v.describe(stuckRun.pos[t])))
+			waiting = append(waiting, v.appendOp(v.appendThread(newMsg(), t).s(" at "), stuckRun.pos[t]).String())
 		}
 	}
 	l := f.p.Launch
@@ -122,12 +124,11 @@ func (v *verifier) occupancy(stuckRun *engine, witness []schedule.Event) {
 		why = "resident workers, which stay resident until every dynamic task has ended, leave no slot for workers the program waits on"
 	}
 	v.add(Finding{
-		Code: CodeOccupancy,
-		Message: fmt.Sprintf("non-cooperative launch of %d workers on %s keeps %d co-resident (%d SMs × %d); %s; the program needs at least %d co-resident workers",
-			l.Workers, targetName(l.Target), l.Capacity(), l.SMs, l.PerSM, why, lo),
+		Code:    CodeOccupancy,
+		Message: newMsg().s("non-cooperative launch of ").i(int64(l.Workers)).s(" workers on ").s(targetName(l.Target)).s(" keeps ").i(int64(l.Capacity())).s(" co-resident (").i(int64(l.SMs)).s(" SMs × ").i(int64(l.PerSM)).s("); ").s(why).s("; the program needs at least ").i(int64(lo)).s(" co-resident workers").String(),
 		Tasks:   nil,
 		Related: capLines(waiting, "stuck: "),
-		Fix:     fmt.Sprintf("keep at least %d workers co-resident (fewer blocks' resources per SM, or a cooperative launch on a target that holds them), or place producers on lower-numbered workers than their waiters", lo),
+		Fix:     newMsg().s("keep at least ").i(int64(lo)).s(" workers co-resident (fewer blocks' resources per SM, or a cooperative launch on a target that holds them), or place producers on lower-numbered workers than their waiters").String(),
 		Witness: witness,
 	})
 }
@@ -156,9 +157,9 @@ func (v *verifier) deadlocks(e *engine, witness []schedule.Event) {
 		if sem := v.semaphoreOf(o); sem >= 0 {
 			v.add(Finding{
 				Code:    CodeDeadlockSemaphore,
-				Message: fmt.Sprintf("%s: %s is never granted: semaphore %s starts with %d tokens and its releases cannot cover its acquires", v.threadName(t), v.describe(x), v.orig.Semaphores[sem].Name, v.orig.Semaphores[sem].Tokens),
+				Message: v.appendOp(v.appendThread(newMsg(), t).s(": "), x).s(" is never granted: semaphore ").s(v.orig.Semaphores[sem].Name).s(" starts with ").u(v.orig.Semaphores[sem].Tokens).s(" tokens and its releases cannot cover its acquires").String(),
 				Tasks:   []int{int(f.task[x])},
-				Fix:     fmt.Sprintf("release what is acquired from %s, or start it with more tokens", v.orig.Semaphores[sem].Name),
+				Fix:     "release what is acquired from " + v.orig.Semaphores[sem].Name + ", or start it with more tokens",
 				Witness: witness,
 			})
 			continue
@@ -167,20 +168,19 @@ func (v *verifier) deadlocks(e *engine, witness []schedule.Event) {
 			b := o - int32(f.nc)
 			v.add(Finding{
 				Code:    barrierCode(),
-				Message: fmt.Sprintf("%s: %s, but only %d arrivals exist in the whole program; %s", v.threadName(t), v.describe(x), f.total[o], v.barrierShape(b)),
+				Message: v.appendOp(v.appendThread(newMsg(), t).s(": "), x).s(", but only ").u(f.total[o]).s(" arrivals exist in the whole program; ").s(v.barrierShape(b)).String(),
 				Tasks:   []int{int(f.task[x])},
-				Fix:     fmt.Sprintf("make every participant of barrier %s sync the same number of times, and parties equal the participants", f.p.Barriers[b].Name),
+				Fix:     "make every participant of barrier " + f.p.Barriers[b].Name + " sync the same number of times, and parties equal the participants",
 				Witness: witness,
 			})
 			continue
 		}
 		v.add(Finding{
-			Code: CodeDeadlockUnsatisfiable,
-			Message: fmt.Sprintf("%s: %s can never pass: counter %s starts at %d and all its signals add up to %d",
-				v.threadName(t), v.describe(x), f.p.Counters[o].Name, f.init[o], f.total[o]),
+			Code:    CodeDeadlockUnsatisfiable,
+			Message: v.appendOp(v.appendThread(newMsg(), t).s(": "), x).s(" can never pass: counter ").s(f.p.Counters[o].Name).s(" starts at ").u(f.init[o]).s(" and all its signals add up to ").u(f.total[o]).String(),
 			Tasks:   []int{int(f.task[x])},
 			Related: v.producers(e, o),
-			Fix:     fmt.Sprintf("lower the threshold to %d, or add the missing signals to %s", f.total[o], f.p.Counters[o].Name),
+			Fix:     newMsg().s("lower the threshold to ").u(f.total[o]).s(", or add the missing signals to ").s(f.p.Counters[o].Name).String(),
 			Witness: witness,
 		})
 	}
@@ -217,7 +217,7 @@ func (v *verifier) deadlocks(e *engine, witness []schedule.Event) {
 		var tasks []int
 		for _, t := range cyc {
 			x := e.pos[t]
-			parts = append(parts, fmt.Sprintf("%s at %s", v.threadName(t), v.describe(x)))
+			parts = append(parts, v.appendOp(v.appendThread(newMsg(), t).s(" at "), x).String())
 			tasks = append(tasks, int(f.task[x]))
 		}
 		code := CodeDeadlockCycle
@@ -231,7 +231,7 @@ func (v *verifier) deadlocks(e *engine, witness []schedule.Event) {
 		}
 		msg := "wait-for cycle: " + strings.Join(parts, " → waits for ") + " → waits for " + parts[0]
 		if len(cyc) == 1 {
-			msg = fmt.Sprintf("%s waits for a signal that comes later in its own queue", parts[0])
+			msg = parts[0] + " waits for a signal that comes later in its own queue"
 		}
 		v.add(Finding{Code: code, Message: msg, Tasks: tasks, Witness: witness,
 			Fix: "reorder the queues so every producer runs before its waiters, or wait on the right counter"})
@@ -239,7 +239,7 @@ func (v *verifier) deadlocks(e *engine, witness []schedule.Event) {
 	if !found {
 		var lines []string
 		for _, t := range stuck {
-			lines = append(lines, fmt.Sprintf("%s at %s", v.threadName(t), v.describe(e.pos[t])))
+			lines = append(lines, v.appendOp(v.appendThread(newMsg(), t).s(" at "), e.pos[t]).String())
 		}
 		v.add(Finding{Code: CodeDeadlockCycle, Message: "threads are stuck waiting on each other", Related: capLines(lines, ""), Witness: witness})
 	}
@@ -252,7 +252,7 @@ func (v *verifier) producers(e *engine, o int32) []string {
 	for t := 0; t < f.threads(); t++ {
 		for y := e.pos[t]; y < f.start[t+1]; y++ {
 			if f.kind[y] == kAdd && f.obj[y] == o {
-				lines = append(lines, fmt.Sprintf("never runs: %s, behind %s at %s", v.describe(y), v.threadName(int32(t)), v.describe(e.pos[t])))
+				lines = append(lines, v.appendOp(v.appendThread(v.appendOp(newMsg().s("never runs: "), y).s(", behind "), int32(t)).s(" at "), e.pos[t]).String())
 				break
 			}
 		}
@@ -277,12 +277,12 @@ func (v *verifier) barrierShape(b int32) string {
 	}
 	slices.Sort(ths)
 	for _, t := range ths {
-		per = append(per, fmt.Sprintf("%s ×%d", v.threadName(t), counts[t]))
+		per = append(per, v.appendThread(newMsg(), t).s(" ×").i(int64(counts[t])).String())
 	}
 	if len(per) > 8 {
 		per = append(per[:8], fmt.Sprintf("… %d more", len(ths)-8))
 	}
-	return fmt.Sprintf("barrier %s has %d parties and %d participants (%s)", f.p.Barriers[b].Name, f.p.Barriers[b].Parties, len(ths), strings.Join(per, ", "))
+	return newMsg().s("barrier ").s(f.p.Barriers[b].Name).s(" has ").i(int64(f.p.Barriers[b].Parties)).s(" parties and ").i(int64(len(ths))).s(" participants (").s(strings.Join(per, ", ")).s(")").String()
 }
 
 // sccs returns the strongly connected components of a graph (iterative

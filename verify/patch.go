@@ -578,13 +578,13 @@ func uninitWriters(p *schedule.Program, r int) []int {
 
 func uninitOrderFix(p *schedule.Program, r int, ws []int) string {
 	if len(ws) == 1 {
-		return fmt.Sprintf("make %q wait for a signal that %q sends after its body (a write of the bytes ordered before the read)", p.Tasks[r].Name, p.Tasks[ws[0]].Name)
+		return newMsg().s("make ").q(p.Tasks[r].Name).s(" wait for a signal that ").q(p.Tasks[ws[0]].Name).s(" sends after its body (a write of the bytes ordered before the read)").String()
 	}
-	return fmt.Sprintf("make %q wait for signals that the %d tasks writing what it reads (%q first) send after their bodies", p.Tasks[r].Name, len(ws), p.Tasks[ws[0]].Name)
+	return newMsg().s("make ").q(p.Tasks[r].Name).s(" wait for signals that the ").i(int64(len(ws))).s(" tasks writing what it reads (").q(p.Tasks[ws[0]].Name).s(" first) send after their bodies").String()
 }
 
 func uninitStateFix(buf, reader string) string {
-	return fmt.Sprintf("declare %s a state buffer (initialized before the launch), or write the bytes in a task ordered before %q", buf, reader)
+	return newMsg().s("declare ").s(buf).s(" a state buffer (initialized before the launch), or write the bytes in a task ordered before ").q(reader).String()
 }
 
 // uninitTarget finds what an uninitialized-read's fix names, by its text:

@@ -744,9 +744,9 @@ func (v *verifier) unsyncFix(a, b int32) string {
 			continue
 		}
 		if !f.is(x, fCross) {
-			note(fmt.Sprintf("widen %s to gpu scope", v.describe(x)))
+			note(v.appendOp(newMsg().s("widen "), x).s(" to gpu scope").String())
 		} else if f.link[x] < 0 {
-			note(fmt.Sprintf("make %s a release (or put a gpu fence before it)", v.describe(x)))
+			note(v.appendOp(newMsg().s("make "), x).s(" a release (or put a gpu fence before it)").String())
 		}
 	}
 	for x := f.start[tb]; x < f.body[b]; x++ {
@@ -754,9 +754,9 @@ func (v *verifier) unsyncFix(a, b int32) string {
 			continue
 		}
 		if !f.is(x, fCross) {
-			note(fmt.Sprintf("widen %s to gpu scope", v.describe(x)))
+			note(v.appendOp(newMsg().s("widen "), x).s(" to gpu scope").String())
 		} else if f.link[x] < 0 {
-			note(fmt.Sprintf("make %s an acquire (or put a gpu fence after it)", v.describe(x)))
+			note(v.appendOp(newMsg().s("make "), x).s(" an acquire (or put a gpu fence after it)").String())
 		}
 	}
 	if !f.syncing && !f.p.Launch.Cooperative && f.p.Launch.Capacity() < f.p.Launch.Workers {
@@ -810,8 +810,8 @@ func (v *verifier) reportRaces(cut int) {
 		ta, tb := &p.Tasks[a], &p.Tasks[b]
 		fnd := Finding{Code: code, Tasks: []int{int(a), int(b)}}
 		if pi.result == hbRace {
-			fnd.Message = fmt.Sprintf("tasks %q (%s) and %q (%s) access overlapping bytes and neither must finish before the other starts", ta.Name, v.threadName(f.taskTh[a]), tb.Name, v.threadName(f.taskTh[b]))
-			fnd.Fix = fmt.Sprintf("make %q wait for a signal that %q sends after its body", tb.Name, ta.Name)
+			fnd.Message = v.appendThread(v.appendThread(newMsg().s("tasks ").q(ta.Name).s(" ("), f.taskTh[a]).s(") and ").q(tb.Name).s(" ("), f.taskTh[b]).s(") access overlapping bytes and neither must finish before the other starts").String()
+			fnd.Fix = newMsg().s("make ").q(tb.Name).s(" wait for a signal that ").q(ta.Name).s(" sends after its body").String()
 			exec.reset()
 			exec.record = true
 			exec.freeze(int(f.taskTh[a]), f.body[a])
@@ -820,7 +820,7 @@ func (v *verifier) reportRaces(cut int) {
 			fnd.Witness = f.events(exec.trace, f.body[a], f.body[b])
 			exec.record = false
 		} else {
-			fnd.Message = fmt.Sprintf("task %q always runs after %q, but nothing orders its memory accesses after %q's: the synchronization between them is relaxed, cta-scoped, or only the order in which workers start", tb.Name, ta.Name, ta.Name)
+			fnd.Message = newMsg().s("task ").q(tb.Name).s(" always runs after ").q(ta.Name).s(", but nothing orders its memory accesses after ").q(ta.Name).s("'s: the synchronization between them is relaxed, cta-scoped, or only the order in which workers start").String()
 			fnd.Fix = v.unsyncFix(a, b)
 			fnd.Witness = f.events(unsynced[k])
 		}
@@ -1097,12 +1097,13 @@ func (v *verifier) checkUninitialized(ctx context.Context, run *engine) error {
 					}
 					buf := p.Buffers[a.Buffer]
 					at := bw.g.First(cell)
-					msg := fmt.Sprintf("task %q reads bytes [%d, %d) of %s %s", p.Tasks[r].Name, geom.Byte(0, at.Lo), geom.Byte(0, at.Hi), buf.Kind, buf.Name)
+					m := newMsg().s("task ").q(p.Tasks[r].Name).s(" reads bytes [").i(geom.Byte(0, at.Lo)).s(", ").i(geom.Byte(0, at.Hi)).s(") of ").s(buf.Kind.String()).s(" ").s(buf.Name)
 					if len(srcs) == 0 {
-						msg += ", which no other task writes"
+						m = m.s(", which no other task writes")
 					} else {
-						msg += fmt.Sprintf(", and none of the %d tasks that write them is ordered before it", len(srcs))
+						m = m.s(", and none of the ").i(int64(len(srcs))).s(" tasks that write them is ordered before it")
 					}
+					msg := m.String()
 					v.add(Finding{Code: CodeUninitializedRead, Message: msg, Tasks: []int{r}, Fix: uninitFix(p, r, srcs, a.Buffer), Witness: f.events(trace)})
 					return false
 				})

@@ -45,53 +45,69 @@ func (v *verifier) add(f Finding) { v.findings = append(v.findings, f) }
 
 func (v *verifier) inconclusive(why string) { v.undecided = append(v.undecided, why) }
 
-func (v *verifier) threadName(t int32) string {
+func (v *verifier) threadName(t int32) string { return v.appendThread(newMsg(), t).String() }
+
+// appendThread appends the name of thread t: "worker 3" or
+// `dynamic task "t"`.
+func (v *verifier) appendThread(m msg, t int32) msg {
 	f := v.f
 	if int(t) < f.workers {
-		return fmt.Sprintf("worker %d", t)
+		return m.s("worker ").i(int64(t))
 	}
-	return fmt.Sprintf("dynamic task %q", f.p.Tasks[f.task[f.start[t]]].Name)
+	return m.s("dynamic task ").q(f.p.Tasks[f.task[f.start[t]]].Name)
 }
 
 // describe renders op x, e.g. `wait c >= 4 (task "t")`.
-func (v *verifier) describe(x int32) string {
+func (v *verifier) describe(x int32) string { return v.appendOp(newMsg(), x).String() }
+
+// appendOp appends the rendering of op x (see describe).
+func (v *verifier) appendOp(m msg, x int32) msg {
 	f := v.f
 	p := f.p
-	task := fmt.Sprintf(" (task %q)", p.Tasks[f.task[x]].Name)
-	mods := ""
-	if f.is(x, fRelaxed) {
-		mods += " relaxed"
-	}
-	if !f.is(x, fCross) && !f.is(x, fCheck) {
-		mods += " cta-scoped"
+	task := func(m msg) msg { return m.s(" (task ").q(p.Tasks[f.task[x]].Name).s(")") }
+	mods := func(m msg) msg {
+		if f.is(x, fRelaxed) {
+			m = m.s(" relaxed")
+		}
+		if !f.is(x, fCross) && !f.is(x, fCheck) {
+			m = m.s(" cta-scoped")
+		}
+		return m
 	}
 	o := f.obj[x]
 	if sem := v.semaphoreOf(o); sem >= 0 && (f.kind[x] == kWait || f.kind[x] == kAdd) {
 		if s, ok := v.origStep(x); ok {
-			return v.orig.Describe(schedule.Op{Kind: map[schedule.StepKind]schedule.OpKind{schedule.Acquire: schedule.OpAcquire, schedule.Release: schedule.OpRelease}[s.Kind], Object: sem, Value: s.Value, Scope: s.Scope, Task: f.task[x]})
+			var k schedule.OpKind
+			switch s.Kind {
+			case schedule.Acquire:
+				k = schedule.OpAcquire
+			case schedule.Release:
+				k = schedule.OpRelease
+			}
+			return m.s(v.orig.Describe(schedule.Op{Kind: k, Object: sem, Value: s.Value, Scope: s.Scope, Task: f.task[x]}))
 		}
 	}
 	switch f.kind[x] {
 	case kWait:
 		if f.is(x, fBarrier) {
-			return fmt.Sprintf("barrier %s (needs %d arrivals)%s", p.Barriers[o-int32(f.nc)].Name, f.val[x], task)
+			return task(m.s("barrier ").s(p.Barriers[o-int32(f.nc)].Name).s(" (needs ").u(f.val[x]).s(" arrivals)"))
 		}
-		return fmt.Sprintf("wait %s >= %d%s%s", p.Counters[o].Name, f.val[x], mods, task)
+		return task(mods(m.s("wait ").s(p.Counters[o].Name).s(" >= ").u(f.val[x])))
 	case kAdd:
 		if f.is(x, fBarrier) {
-			return fmt.Sprintf("arrive at %s%s", p.Barriers[o-int32(f.nc)].Name, task)
+			return task(m.s("arrive at ").s(p.Barriers[o-int32(f.nc)].Name))
 		}
-		return fmt.Sprintf("signal %s += %d%s%s", p.Counters[o].Name, f.val[x], mods, task)
+		return task(mods(m.s("signal ").s(p.Counters[o].Name).s(" += ").u(f.val[x])))
 	case kBody:
-		return "body" + task
+		return task(m.s("body"))
 	case kFence:
-		return "fence" + mods + task
+		return task(mods(m.s("fence")))
 	case kAcquire:
-		return fmt.Sprintf("acquire %s %d%s", p.Semaphores[o].Name, f.val[x], task)
+		return task(m.s("acquire ").s(p.Semaphores[o].Name).s(" ").u(f.val[x]))
 	case kRelease:
-		return fmt.Sprintf("release %s %d%s", p.Semaphores[o].Name, f.val[x], task)
+		return task(m.s("release ").s(p.Semaphores[o].Name).s(" ").u(f.val[x]))
 	}
-	return "?"
+	return m.s("?")
 }
 
 func run(ctx context.Context, p *schedule.Program, cfg Config) (*Result, error) {

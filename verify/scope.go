@@ -312,11 +312,10 @@ func (v *verifier) scopeFinding(x, y int32, witness []schedule.Event) Finding {
 		narrow = y
 	}
 	return Finding{
-		Code: CodeRaceScope,
-		Message: fmt.Sprintf("%s (%s) and %s (%s) access counter %s unordered, and a cta scope does not reach across workers: the cta-scoped one may never see the other's update",
-			v.describe(x), v.threadName(f.opThread[x]), v.describe(y), v.threadName(f.opThread[y]), f.p.Counters[f.obj[x]].Name),
+		Code:    CodeRaceScope,
+		Message: v.appendThread(v.appendOp(v.appendThread(v.appendOp(newMsg(), x).s(" ("), f.opThread[x]).s(") and "), y).s(" ("), f.opThread[y]).s(") access counter ").s(f.p.Counters[f.obj[x]].Name).s(" unordered, and a cta scope does not reach across workers: the cta-scoped one may never see the other's update").String(),
 		Tasks:   []int{int(f.task[x]), int(f.task[y])},
-		Fix:     fmt.Sprintf("make %s gpu-scoped", v.describe(narrow)),
+		Fix:     v.appendOp(newMsg().s("make "), narrow).s(" gpu-scoped").String(),
 		Witness: witness,
 	}
 }

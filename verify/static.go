@@ -36,13 +36,13 @@ var staticBudget = func(writes int) int64 { return 64*int64(writes) + 1<<21 }
 
 // unwrittenMessage is the message of an output-unwritten finding.
 func unwrittenMessage(buffer string, lo, hi int64) string {
-	return fmt.Sprintf("output %s: bytes [%d, %d) are never written", buffer, lo, hi)
+	return newMsg().s("output ").s(buffer).s(": bytes [").i(lo).s(", ").i(hi).s(") are never written").String()
 }
 
 // boundsMessage is the message of an out-of-bounds finding: task name's
 // access (what: "reads" or "writes") of bytes [lo, hi) of buffer b.
 func boundsMessage(name, what string, lo, hi int64, b *schedule.Buffer) string {
-	return fmt.Sprintf("task %q %s bytes [%d, %d) of %s, which has %d bytes", name, what, lo, uint64(hi), b.Name, b.Size)
+	return newMsg().s("task ").q(name).s(" ").s(what).s(" bytes [").i(lo).s(", ").u(uint64(hi)).s(") of ").s(b.Name).s(", which has ").u(b.Size).s(" bytes").String()
 }
 
 // staticFindings computes the static findings. Bounds are decided on each
@@ -56,8 +56,8 @@ func staticFindings(p *schedule.Program) []Finding {
 	if l.Cooperative && l.Workers > capacity(l) {
 		add(Finding{
 			Code:    CodeOccupancy,
-			Message: fmt.Sprintf("cooperative launch of %d workers exceeds the %d co-resident workers %s holds (%d SMs × %d); the launch fails", l.Workers, l.Capacity(), targetName(l.Target), l.SMs, l.PerSM),
-			Fix:     fmt.Sprintf("launch at most %d workers", l.Capacity()),
+			Message: newMsg().s("cooperative launch of ").i(int64(l.Workers)).s(" workers exceeds the ").i(int64(l.Capacity())).s(" co-resident workers ").s(targetName(l.Target)).s(" holds (").i(int64(l.SMs)).s(" SMs × ").i(int64(l.PerSM)).s("); the launch fails").String(),
+			Fix:     newMsg().s("launch at most ").i(int64(l.Capacity())).s(" workers").String(),
 		})
 	}
 	rect := func(a schedule.Access) geom.Rect {
@@ -75,7 +75,7 @@ func staticFindings(p *schedule.Program) []Finding {
 					Code:    CodeOutOfBounds,
 					Message: boundsMessage(t.Name, what, lo, hi, b),
 					Tasks:   []int{i},
-					Fix:     fmt.Sprintf("keep the access within the %d bytes of %s: fix its offset, length or rows", b.Size, b.Name),
+					Fix:     newMsg().s("keep the access within the ").u(b.Size).s(" bytes of ").s(b.Name).s(": fix its offset, length or rows").String(),
 				})
 			}
 		}
@@ -88,9 +88,9 @@ func staticFindings(p *schedule.Program) []Finding {
 			if b.Kind.ReadOnly() {
 				add(Finding{
 					Code:    CodeReadonlyWrite,
-					Message: fmt.Sprintf("task %q writes %s buffer %s", t.Name, b.Kind, b.Name),
+					Message: newMsg().s("task ").q(t.Name).s(" writes ").s(b.Kind.String()).s(" buffer ").s(b.Name).String(),
 					Tasks:   []int{i},
-					Fix:     fmt.Sprintf("write a scratch or output buffer instead of %s, or declare %s a state buffer (initialized and writable)", b.Name, b.Name),
+					Fix:     "write a scratch or output buffer instead of " + b.Name + ", or declare " + b.Name + " a state buffer (initialized and writable)",
 				})
 			}
 			if b.Kind == schedule.KindOutput {
@@ -112,7 +112,7 @@ func staticFindings(p *schedule.Program) []Finding {
 			add(Finding{
 				Code:    CodeOutputUnwritten,
 				Message: unwrittenMessage(b.Name, geom.Byte(0, gap.Lo), geom.Byte(0, gap.Hi)),
-				Fix:     fmt.Sprintf("write bytes [%d, %d) of %s in the task that produces them (the missing tile)", geom.Byte(0, gap.Lo), geom.Byte(0, gap.Hi), b.Name),
+				Fix:     newMsg().s("write bytes [").i(geom.Byte(0, gap.Lo)).s(", ").i(geom.Byte(0, gap.Hi)).s(") of ").s(b.Name).s(" in the task that produces them (the missing tile)").String(),
 			})
 		}
 	}
