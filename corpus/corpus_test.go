@@ -107,6 +107,63 @@ func TestTargets(t *testing.T) {
 	}
 }
 
+// TestClassCoverage requires faulty entries of every operator whose
+// mutants are not equivalent to their input, and faulty entries of at
+// least LargeTasks tasks of every such operator that has a site on a seed
+// of that size (with -short, the big seeds are not built).
+func TestClassCoverage(t *testing.T) {
+	entries, err := Entries()
+	if err != nil {
+		t.Fatal(err)
+	}
+	faulty, large := map[string]int{}, map[string]int{}
+	var seeds []Entry
+	for _, e := range entries {
+		switch {
+		case e.Operator == SeedOperator && e.Verdict == VerdictSafe && e.Size >= LargeTasks:
+			seeds = append(seeds, e)
+		case e.Verdict == VerdictUnsafe:
+			faulty[e.Operator]++
+			if e.Size >= LargeTasks {
+				large[e.Operator]++
+			}
+		}
+	}
+	big := map[string]bool{}
+	for _, s := range Seeds() {
+		big[s.ID] = s.Big
+	}
+	applies := map[string][]string{} // operator: large seeds with a site
+	for _, e := range seeds {
+		if big[e.Seed] && testing.Short() {
+			continue
+		}
+		p, err := SeedProgram(e.Recipe)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, op := range mutate.Operators() {
+			if op.Sites(p) > 0 {
+				applies[op.Name] = append(applies[op.Name], e.Seed)
+			}
+		}
+	}
+	for _, op := range mutate.Operators() {
+		if slices.Equal(op.Expect, []string{"safe"}) {
+			continue // a control: its mutants keep their seed's verdict
+		}
+		if faulty[op.Name] == 0 {
+			t.Errorf("class %s has no faulty entry", op.Name)
+		}
+		if on := applies[op.Name]; len(on) > 0 && large[op.Name] == 0 {
+			t.Errorf("class %s applies to seeds of %d tasks and more (%s) but has no faulty entry of that size", op.Name, LargeTasks, strings.Join(on, ", "))
+		}
+	}
+	if len(applies) == 0 {
+		t.Error("no operator has a site on a seed of 1,000 tasks or more")
+	}
+}
+
 // TestSeedsSafe requires every seed's own entry to be safe by the oracles,
 // by two of them where both the explorer and the definitional checker
 // apply; only a seed beyond every oracle's reach may stay undecided. And

@@ -15,9 +15,10 @@
 // Llama-family lowerings of thousands of tasks, one of 89,803 tasks
 // (llama-2-13b shapes), hand-written protocols (a semaphore ring buffer,
 // barrier phases, counter handoffs with and without the fence idiom,
-// split-K reductions under locks), programs drawn from internal/progen with
-// fixed seeds (stored in [ProgenFile], so that the package does not link
-// the generator), and a few hand-written JSON programs in testdata/seeds.
+// split-K reductions under locks, two barrier groups of different
+// parties), programs drawn from internal/progen with fixed seeds (stored
+// in [ProgenFile], so that the package does not link the generator), and
+// a few hand-written JSON programs in testdata/seeds.
 //
 // Every seed is safe: its own entry (operator [SeedOperator]) is labelled
 // by every oracle that applies, which must agree; a seed that some oracle

@@ -69,6 +69,12 @@ func buildProto(kv params) (*schedule.Program, error) {
 			return nil, err
 		}
 		return protoMutex(v[0], v[1])
+	case "groups":
+		v, err := kv.ints([]string{"a", "b", "pa", "pb"}, []int{2, 3, 2, 2})
+		if err != nil {
+			return nil, err
+		}
+		return protoGroups(v[0], v[1], v[2], v[3])
 	}
 	return nil, fmt.Errorf("unknown protocol %q", kv["kind"])
 }
@@ -201,4 +207,79 @@ func protoMutex(locks, tasks int) (*schedule.Program, error) {
 		f.Read(acc[l], 0, protoBytes).Write(out, uint64(l*protoBytes), protoBytes)
 	}
 	return b.Build()
+}
+
+// groupRecipes are two barrier groups side by side, in small and large
+// sizes (after every other seed, so that those keep their places and so
+// their sampled sites). Their barriers differ in parties and threads, so
+// merge-barriers has sites on them: arrivals of one group counted by the
+// other's barrier let a thread pass before its own group has written what
+// it reads (a race), and a group that syncs more often than the other,
+// merged onto a barrier of more parties, waits for arrivals that never
+// come (deadlock.barrier).
+func groupRecipes() []string {
+	return []string{
+		"proto:kind=groups,a=2,b=3,pa=2,pb=2",
+		"proto:kind=groups,a=2,b=2,pa=2,pb=3",
+		"proto:kind=groups,a=3,b=2,pa=2,pb=5",
+		"proto:kind=groups,a=1,b=2,pa=3,pb=2",
+	}
+}
+
+// largeGroupRecipes are groupRecipes' programs of 1,000 tasks and more on
+// 8 workers.
+func largeGroupRecipes() []string {
+	return []string{
+		"proto:kind=groups,a=6,b=2,pa=2,pb=500",
+		"proto:kind=groups,a=3,b=5,pa=100,pb=140",
+	}
+}
+
+// protoGroups is two phased stencils side by side, each on its own
+// barrier: group 0 on workers 0..a-1 for pa phases under a barrier of a
+// parties, group 1 on the next b workers for pb phases under one of b
+// parties. In phase k a worker of a group writes its chunk of the group's
+// buffer k after the group's barrier, reading its own chunk and its
+// neighbour's (within the group) of buffer k-1.
+//
+// Class: the seed of merge-barriers (F13: two groups with different
+// counts on one named barrier, tenstorrent/tt-metal PR#51773).
+func protoGroups(a, b, pa, pb int) (*schedule.Program, error) {
+	if a < 1 || b < 1 || pa < 1 || pb < 1 {
+		return nil, fmt.Errorf("groups needs a, b, pa and pb")
+	}
+	workers := a + b
+	bl := schedule.NewBuilder(fmt.Sprintf("groups-%dx%d-%dx%d", a, pa, b, pb), schedule.Launch{Target: "toy", SMs: workers, PerSM: 1, Workers: workers, Cooperative: true})
+	in := bl.Buffer("in", schedule.KindInput, uint64(workers*protoBytes))
+	for g, size := range []int{a, b} {
+		first, phases := 0, pa
+		if g == 1 {
+			first, phases = a, pb
+		}
+		chunk := uint64(size * protoBytes)
+		bufs := []schedule.BufferRef{in}
+		for k := 1; k <= phases; k++ {
+			kind := schedule.KindScratch
+			if k == phases {
+				kind = schedule.KindOutput
+			}
+			bufs = append(bufs, bl.Buffer(fmt.Sprintf("g%d.phase%d", g, k), kind, chunk))
+		}
+		bar := bl.Barrier(fmt.Sprintf("group%d", g), size)
+		for k := 1; k <= phases; k++ {
+			for i := range size {
+				t := bl.Task(fmt.Sprintf("g%d.p%d.w%d", g, k, i)).Op("stencil").On(first + i)
+				base := uint64(0)
+				if k == 1 {
+					base = uint64(first * protoBytes) // the group's part of in
+				} else {
+					t.Sync(bar)
+				}
+				n := (i + 1) % size
+				t.Read(bufs[k-1], base+uint64(i*protoBytes), protoBytes).Read(bufs[k-1], base+uint64(n*protoBytes), protoBytes).
+					Write(bufs[k], uint64(i*protoBytes), protoBytes)
+			}
+		}
+	}
+	return bl.Build()
 }

@@ -24,7 +24,8 @@ import (
 //	llama:...         llamagen.Generate with a custom small model (keys below)
 //	llama-named:NAME  a configuration of llamagen.Configs, optionally with workers=N
 //	llama-default:    llamagen.Default
-//	proto:kind=...    a hand-written protocol: ring, barrier, handoff, mutex
+//	proto:kind=...    a hand-written protocol: ring, barrier, handoff, mutex,
+//	                  groups (two barrier groups), sema-* (semaphore pipelines)
 //	progen:size=...   a program drawn from internal/progen with a fixed seed,
 //	                  stored in testdata/progen.tsv
 //	json:FILE         a hand-written program in testdata/seeds
@@ -295,6 +296,13 @@ var seeds = sync.OnceValue(func() []Seed {
 	// so their sampled sites).
 	add("big", "llama-named:smollm2-l4-epoch-split3-t96", true)
 	add("big", "llama-named:qwen05b-a100-lpt-split4", true)
+	// Last, for the same reason.
+	for _, r := range groupRecipes() {
+		add("proto", r, false)
+	}
+	for _, r := range largeGroupRecipes() {
+		add("large", r, false)
+	}
 	return out
 })
 
