@@ -79,16 +79,18 @@ class Step:
         self.inv = 1.0 / (float(theta) ** (torch.arange(0, D, 2, dtype=torch.int64, device="cuda").float() / D))
         self.length(cap)
 
-    def length(self, maxlen):
-        """Attend over the cache's first maxlen positions from now on."""
+    def length(self, maxlen, dynamic=True):
+        """Attend over the cache's first maxlen positions from now on (views
+        whose length a compile takes as dynamic, unless dynamic is false)."""
         if maxlen > self.cap:
             raise ValueError(f"cache length {maxlen} above its capacity {self.cap}")
         self.kc = self.kfull[:, :, :, :maxlen]
         self.vc = self.vfull[:, :, :, :maxlen]
         self.ar = self.arfull[:maxlen]
-        for t in (self.kc, self.vc):
-            torch._dynamo.maybe_mark_dynamic(t, 3)
-        torch._dynamo.maybe_mark_dynamic(self.ar, 0)
+        if dynamic:
+            for t in (self.kc, self.vc):
+                torch._dynamo.maybe_mark_dynamic(t, 3)
+            torch._dynamo.maybe_mark_dynamic(self.ar, 0)
 
     def weights(self):
         """The tensors whose address and shape never change."""
@@ -272,6 +274,29 @@ def run_step_path(state, path, left):
             times.append((time.perf_counter() - t0) * 1e3)
             toks.append(host.tolist())
         del g
+    elif path == "compile-static":
+        # torch.compile(mode="max-autotune", dynamic=False) of this position
+        # alone: every size static, as in a serving system that compiles per
+        # cache length; a compile per position.
+        torch._dynamo.reset()
+        state.m.compiled.pop(state.batch, None)
+        st.length(state.maxlen, dynamic=False)
+        for t in st.weights() + st.views():
+            torch._dynamo.mark_static_address(t)
+        fn = torch.compile(st.__call__, mode="max-autotune", dynamic=False)
+        c0 = dynamo_counts()
+        t0 = time.perf_counter()
+        with limit(left, "torch.compile(mode=max-autotune, dynamic=False)"):
+            for _ in range(3):
+                torch.compiler.cudagraph_mark_step_begin()
+                fn(state.tok, state.p).cpu()
+        r["compile_s"] = round(time.perf_counter() - t0, 2)
+        r["dynamo"] = delta(c0, dynamo_counts())
+        state.reset()
+        times, toks = loop(fn, state, steps + 2, mark=True)
+        r["dynamo_after_timed"] = delta(c0, dynamo_counts())
+        torch._dynamo.reset()
+        st.length(state.maxlen)
     elif path == "compile":
         # One compile per (model, batch): the cache length is a dynamic size
         # (Step.length), everything else static; a later position of the same
@@ -432,7 +457,7 @@ def plan(a):
     return jobs
 
 
-CAP = {"compile": 200, "hf-generate-static-compile": 120}
+CAP = {"compile": 200, "compile-static": 200, "hf-generate-static-compile": 120}
 
 
 def main():

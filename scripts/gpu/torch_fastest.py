@@ -10,7 +10,7 @@ import json
 import sys
 
 MODELS = ["smollm2-135m", "llama-3.2-1b", "llama-3-8b"]
-PATHS = ["eager", "graph", "compile", "hf-generate-static", "hf-generate-static-compile"]
+PATHS = ["eager", "graph", "compile", "compile-static", "hf-generate-static", "hf-generate-static-compile"]
 
 
 def main():
