@@ -59,19 +59,66 @@ type Form struct {
 
 // Lower returns the normal form of a valid program.
 func Lower(p *Program) *Form {
-	f := &Form{Workers: p.Launch.Workers, Threads: make([]Thread, p.Launch.Workers)}
-	for w := range f.Threads {
-		f.Threads[w] = Thread{Worker: int32(w), Task: -1}
+	// The threads' operations are counted first and carved from one slab,
+	// each thread's list capped at its length (a thread without operations
+	// keeps a nil list).
+	nw := p.Launch.Workers
+	threadOf := func(i, dyn int) int {
+		if p.Tasks[i].Worker == Dynamic {
+			return nw + dyn
+		}
+		return int(p.Tasks[i].Worker)
 	}
-	gens := make(map[[2]int32]uint64) // (thread, barrier) -> operations so far
+	dyn := 0
+	for i := range p.Tasks {
+		if p.Tasks[i].Worker == Dynamic {
+			dyn++
+		}
+	}
+	f := &Form{Workers: nw, Threads: make([]Thread, nw+dyn)}
+	counts := make([]int, nw+dyn)
+	total, d := 0, 0
 	for i := range p.Tasks {
 		t := &p.Tasks[i]
-		var th int
+		n := 2 + len(t.Before) + len(t.After)
+		for _, s := range t.Before {
+			if s.Kind == Sync {
+				n++
+			}
+		}
+		for _, s := range t.After {
+			if s.Kind == Sync {
+				n++
+			}
+		}
+		th := threadOf(i, d)
 		if t.Worker == Dynamic {
-			f.Threads = append(f.Threads, Thread{Worker: Dynamic, Task: int32(i)})
-			th = len(f.Threads) - 1
-		} else {
-			th = int(t.Worker)
+			f.Threads[th] = Thread{Worker: Dynamic, Task: int32(i)}
+			d++
+		}
+		counts[th] += n
+		total += n
+	}
+	slab := make([]Op, total)
+	for th := range f.Threads {
+		if th < nw {
+			f.Threads[th] = Thread{Worker: int32(th), Task: -1}
+		}
+		if n := counts[th]; n > 0 {
+			f.Threads[th].Ops = slab[:0:n]
+			slab = slab[n:]
+		}
+	}
+	var gens map[[2]int32]uint64 // (thread, barrier) -> operations so far
+	if len(p.Barriers) > 0 {
+		gens = make(map[[2]int32]uint64)
+	}
+	d = 0
+	for i := range p.Tasks {
+		t := &p.Tasks[i]
+		th := threadOf(i, d)
+		if t.Worker == Dynamic {
+			d++
 		}
 		ops := f.Threads[th].Ops
 		emit := func(s Step) {

@@ -68,20 +68,25 @@ func NewMachine(p *Program) (*Machine, error) {
 
 func newMachine(p *Program) *Machine {
 	f := Lower(p)
+	// The fixed-size lists share three slabs, as a clone's do.
+	nth, nt, nc := len(f.Threads), len(p.Tasks), len(p.Counters)
+	ints := make([]int32, 2*nth+2*nt)
+	words := make([]uint64, nc+len(p.Barriers)+len(p.Semaphores))
+	flags := make([]bool, nc+2*nt+nth)
 	m := &Machine{State{
 		p:          p,
 		form:       f,
-		Pos:        make([]int32, len(f.Threads)),
-		Counters:   make([]uint64, len(p.Counters)),
-		Overflowed: make([]bool, len(p.Counters)),
-		Arrivals:   make([]uint64, len(p.Barriers)),
-		Tokens:     make([]uint64, len(p.Semaphores)),
-		Done:       make([]bool, len(p.Tasks)),
-		InFlight:   make([]bool, len(p.Tasks)),
-		lastFence:  make([]int32, len(f.Threads)),
+		Pos:        carve(&ints, nth),
+		Counters:   carve(&words, nc),
+		Overflowed: carve(&flags, nc),
+		Arrivals:   carve(&words, len(p.Barriers)),
+		Tokens:     carve(&words, len(p.Semaphores)),
+		Done:       carve(&flags, nt),
+		InFlight:   carve(&flags, nt),
+		lastFence:  carve(&ints, nth),
 		releases:   make([][]relEv, len(p.Counters)+len(p.Barriers)+len(p.Semaphores)),
-		begin:      make([]int32, len(p.Tasks)),
-		end:        make([]int32, len(p.Tasks)),
+		begin:      carve(&ints, nt),
+		end:        carve(&ints, nt),
 	}}
 	for i, c := range p.Counters {
 		m.Counters[i] = c.Init
@@ -96,7 +101,7 @@ func newMachine(p *Program) *Machine {
 		m.begin[i], m.end[i] = -1, -1
 	}
 	m.guards = make([]int, len(f.Threads))
-	m.simple = make([]bool, len(f.Threads))
+	m.simple = carve(&flags, nth)
 	for th := f.Workers; th < len(f.Threads); th++ {
 		t := &f.Threads[th]
 		m.guards[th], m.simple[th] = t.Guard(), t.Simple()
@@ -161,13 +166,35 @@ func (m *Machine) Clone() *Machine {
 	// before its first reallocation.
 	s.trace = append(make([]Event, 0, len(m.trace)+cloneRoom), m.trace...)
 	s.releases = make([][]relEv, len(m.releases))
-	for i, r := range m.releases {
-		s.releases[i] = slices.Clone(r)
+	n := 0
+	for _, r := range m.releases {
+		n += len(r)
+	}
+	if n > 0 {
+		// One slab for every object's releases, each capped at its
+		// length: a later append to one moves it out.
+		rels := make([]relEv, 0, n)
+		for i, r := range m.releases {
+			if r != nil {
+				s.releases[i], rels = cloneInto(rels, r)
+			}
+		}
+	} else {
+		for i, r := range m.releases {
+			s.releases[i] = slices.Clone(r)
+		}
 	}
 	s.observed = append(make([]int32, 0, len(m.observed)+cloneRoom), m.observed...)
 	if m.holds != nil {
 		s.holds = slices.Clone(m.holds)
 	}
+	return c
+}
+
+// carve cuts the first n elements off *slab, capped at n.
+func carve[T any](slab *[]T, n int) []T {
+	c := (*slab)[:n:n]
+	*slab = (*slab)[n:]
 	return c
 }
 

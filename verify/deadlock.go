@@ -25,7 +25,7 @@ func (v *verifier) checkProgressCtx(ctx context.Context) (*engine, error) {
 	f := v.f
 	e := newEngine(f, false)
 	e.record = true
-	e.trace = make([]int32, 0, len(f.kind))
+	e.trace = e.traceRoom()
 	e.ctx = ctx
 	e.reset()
 	e.run()

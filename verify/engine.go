@@ -51,6 +51,33 @@ type engine struct {
 	stamp    int32
 	credits  [][]credit
 	freeInit []uint64
+
+	sm engineSmall // the lists of a small program, in the engine's own allocation
+}
+
+// engineSmall holds an engine's per-thread, per-object and trace lists
+// when the program is small enough: tiny programs are verified by the
+// thousand, and each list is otherwise an allocation of its own.
+type engineSmall struct {
+	ints     [3 * smallThreads]int32
+	val      [smallObjects]uint64
+	overflow [smallObjects]bool
+	trace    [smallOps]int32
+}
+
+// Bounds of the lists an engine keeps in engineSmall.
+const (
+	smallThreads = 8
+	smallObjects = 8
+	smallOps     = 32
+)
+
+// traceRoom returns an empty trace with room for every op of the form.
+func (e *engine) traceRoom() []int32 {
+	if n := len(e.f.kind); n <= smallOps {
+		return e.sm.trace[:0:n]
+	}
+	return make([]int32, 0, len(e.f.kind))
 }
 
 type waitEntry struct {
@@ -65,16 +92,24 @@ type credit struct {
 
 func newEngine(f *form, syncMode bool) *engine {
 	n := f.threads()
-	ints := make([]int32, 3*n)
-	e := &engine{
-		f:        f,
-		syncMode: syncMode,
-		pos:      ints[:n:n],
-		limit:    ints[n : 2*n : 2*n],
-		ready:    ints[2*n : 2*n : 3*n],
-		val:      make([]uint64, len(f.init)),
-		heaps:    make([][]waitEntry, len(f.init)),
-		overflow: make([]bool, f.nc),
+	e := &engine{f: f, syncMode: syncMode}
+	var ints []int32
+	if n <= smallThreads {
+		ints = e.sm.ints[:3*n]
+	} else {
+		ints = make([]int32, 3*n)
+	}
+	e.pos, e.limit, e.ready = ints[:n:n], ints[n:2*n:2*n], ints[2*n:2*n:3*n]
+	if len(f.init) <= smallObjects {
+		e.val = e.sm.val[:len(f.init):len(f.init)]
+	} else {
+		e.val = make([]uint64, len(f.init))
+	}
+	e.heaps = make([][]waitEntry, len(f.init))
+	if f.nc <= smallObjects {
+		e.overflow = e.sm.overflow[:f.nc:f.nc]
+	} else {
+		e.overflow = make([]bool, f.nc)
 	}
 	p := f.p
 	e.resident = syncMode || p.Launch.Cooperative || capacity(p.Launch) >= p.Launch.Workers || residencyIgnored()
@@ -120,7 +155,7 @@ func (e *engine) reset() {
 	e.ready = e.ready[:0]
 	e.trace = e.trace[:0]
 	if e.record && cap(e.trace) < len(f.kind) {
-		e.trace = make([]int32, 0, len(f.kind))
+		e.trace = e.traceRoom()
 	}
 	e.started, e.finished = 0, 0
 	e.dynLeft = f.threads() - f.workers

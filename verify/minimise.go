@@ -287,8 +287,7 @@ func (z *minimiser) cone(w []schedule.Event) []schedule.Event {
 	if !z.dispatchFree() {
 		return nil
 	}
-	m := z.base.Clone()
-	p, form := m.Program(), m.Form()
+	p, form := z.base.Program(), z.base.Form()
 	op := func(i int) schedule.Op { return form.Threads[w[i].Thread].Ops[w[i].Step] }
 	n := len(w)
 	keep := make([]bool, n)
@@ -318,6 +317,7 @@ func (z *minimiser) cone(w []schedule.Event) []schedule.Event {
 		// witness ends at its own overflow, and other counters may
 		// overflow before it.
 		at := -1
+		m := z.base.Clone()
 		for i, e := range w {
 			o := op(i)
 			before := o.Kind == schedule.OpSignal && m.Overflowed[o.Object]
