@@ -15,7 +15,8 @@
 // With -all it measures instead: every entry under every variant selected
 // by -variant, printing per variant how many entries flip and how (-j
 // entries at a time; a variant is global, so variants run one after the
-// other). -write-hints writes, per variant, the entries that caught it
+// other). -seeds keeps only the entries of the seeds it names (to measure
+// the entries a regeneration added). -write-hints writes, per variant, the entries that caught it
 // (with -all, the first three), for -hints.
 package main
 
@@ -44,6 +45,7 @@ func main() {
 	writeHints := flag.String("write-hints", "", "write the catching entries per variant (with -all, up to 3) to this file, for -hints")
 	jobs := flag.Int("j", runtime.GOMAXPROCS(0), "with -all, entries checked at a time")
 	timeout := flag.Duration("timeout", time.Minute, "limit of one verify run (a run past it is an error outcome)")
+	seedList := flag.String("seeds", "", "comma-separated seed ids: check only their entries (default: every entry)")
 	flag.Parse()
 	if !faults.Enabled {
 		fmt.Fprintln(os.Stderr, "faultrun: build with -tags megaproof_faults")
@@ -59,11 +61,19 @@ func main() {
 		fmt.Fprintln(os.Stderr, "faultrun:", err)
 		os.Exit(2)
 	}
+	var seedIDs []string
+	if *seedList != "" {
+		seedIDs = strings.Split(*seedList, ",")
+	}
 	kept := entries[:0]
 	for _, e := range entries {
-		if e.Verdict != corpus.VerdictMalformed {
+		if e.Verdict != corpus.VerdictMalformed && (seedIDs == nil || slices.Contains(seedIDs, e.Seed)) {
 			kept = append(kept, e)
 		}
+	}
+	if len(kept) == 0 {
+		fmt.Fprintln(os.Stderr, "faultrun: no entry selected")
+		os.Exit(2)
 	}
 	entries = kept
 	r := &runner{timeout: *timeout}
