@@ -286,3 +286,37 @@ func TestUninitializedTruncated(t *testing.T) {
 		t.Fatalf("%d findings, note %q", n, note)
 	}
 }
+
+// A program whose tasks that ran access no memory is decided without the
+// shadow pass, with the results, stats included, of the pass: on random
+// programs, some stripped of every access and some not.
+func TestAccesslessShortcut(t *testing.T) {
+	defer func() { accesslessShortcut = true }()
+	taken := 0
+	for _, gen := range []*rapid.Generator[*schedule.Program]{progen.Program(progen.Small()), progen.Program(progen.Medium())} {
+		rapid.Check(t, func(rt *rapid.T) {
+			p := gen.Draw(rt, "program")
+			if rapid.Bool().Draw(rt, "strip") {
+				for i := range p.Tasks {
+					p.Tasks[i].Reads, p.Tasks[i].Writes = nil, nil
+				}
+				taken++
+			}
+			var res [2]*Result
+			for i, on := range []bool{false, true} {
+				accesslessShortcut = on
+				r, err := Run(context.Background(), p, propertyConfig)
+				if err != nil {
+					rt.Fatal(err)
+				}
+				res[i] = r
+			}
+			if !reflect.DeepEqual(res[0], res[1]) {
+				rt.Fatalf("shadow pass vs shortcut (-first +second):\n%s", cmp.Diff(res[0], res[1]))
+			}
+		})
+	}
+	if taken == 0 {
+		t.Fatal("no program without accesses was drawn")
+	}
+}
