@@ -46,13 +46,21 @@ type checkpoint struct {
 }
 
 func newCheckpoint(f *form, trace []int32) *checkpoint {
-	T := f.threads()
-	c := &checkpoint{f: f, trace: trace,
-		pos: append([]int32(nil), f.start[:T]...), val: append([]uint64(nil), f.init...),
-		limit: make([]int32, T), inEn: make([]bool, T),
-		waits:    make([][]int32, len(f.init)),
-		posStamp: make([]int32, T), valStamp: make([]int32, len(f.init)),
+	T, n := f.threads(), len(f.init)
+	// The per-thread and per-object lists of int32 share one slab.
+	ints := make([]int32, 3*T+2*n)
+	carve := func(k int) []int32 {
+		c := ints[:k:k]
+		ints = ints[k:]
+		return c
 	}
+	c := &checkpoint{f: f, trace: trace,
+		pos: carve(T), val: append([]uint64(nil), f.init...),
+		limit: carve(T), inEn: make([]bool, T),
+		waits:    make([][]int32, n),
+		posStamp: carve(T), valStamp: carve(n),
+	}
+	copy(c.pos, f.start[:T])
 	c.wake = func(t int32) { c.ready = append(c.ready, t) }
 	for t := range T {
 		c.limit[t] = f.start[t+1]
@@ -63,7 +71,7 @@ func newCheckpoint(f *form, trace []int32) *checkpoint {
 			c.waits[f.obj[x]] = append(c.waits[f.obj[x]], int32(x))
 		}
 	}
-	c.next = make([]int32, len(f.init))
+	c.next = carve(n)
 	for o, ws := range c.waits {
 		slices.SortFunc(ws, func(a, b int32) int { return cmpU64(f.val[a], f.val[b]) })
 		for int(c.next[o]) < len(ws) && f.val[ws[c.next[o]]] <= c.val[o] {

@@ -100,6 +100,7 @@ type clockPass struct {
 	chainOf    []int32       // per thread: its chain, -1 not yet placed, or unplaced
 	lo, hi     []int32       // per thread: the chains its clock can name (its part's), [lo, hi)
 	base       []int32       // per thread: chain position of its first op
+	part       []int32       // per thread: its part's representative, once computed (see parts)
 	cur        []tclock      // per thread: its clock during run
 	finals     [][]int32     // joins that can grow no more, by id
 	finalInc   []int32       // per final join: a final join it includes, or -1
@@ -237,8 +238,10 @@ func newClockPassCtx(ctx context.Context, f *form, hb bool) *clockPass {
 	// Static workers with ops own the first chains, in order; a worker
 	// without ops has none (launches of many workers whose tasks are all
 	// dynamic would otherwise carry a component per idle worker).
-	cp.chainOf = make([]int32, T)
-	cp.base = make([]int32, T)
+	// The per-thread lists share one slab.
+	lists := make([]int32, 4*T)
+	cp.chainOf, cp.base = lists[:T:T], lists[T:2*T:2*T]
+	cp.lo, cp.hi = lists[2*T:3*T:3*T], lists[3*T:]
 	static := 0
 	for _, t := range cp.partOrder() {
 		if f.start[t+1] > f.start[t] {
@@ -252,7 +255,6 @@ func newClockPassCtx(ctx context.Context, f *form, hb bool) *clockPass {
 	for t := f.workers; t < T; t++ {
 		cp.chainOf[t] = -1
 	}
-	cp.lo, cp.hi = make([]int32, T), make([]int32, T)
 	for t := range T {
 		cp.hi[t] = int32(cp.K)
 	}
@@ -298,6 +300,9 @@ var clockParts = true
 // parts returns, per thread, a representative of its part: threads that
 // share a counter or barrier (transitively) are in one part.
 func (cp *clockPass) parts() []int32 {
+	if cp.part != nil {
+		return cp.part
+	}
 	f := cp.f
 	T := f.threads()
 	up := make([]int32, T)
@@ -331,6 +336,7 @@ func (cp *clockPass) parts() []int32 {
 	for t := range up {
 		up[t] = find(int32(t))
 	}
+	cp.part = up
 	return up
 }
 

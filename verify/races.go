@@ -68,7 +68,9 @@ type grid struct {
 var gridBudget = func(accesses int) int64 { return 16*int64(accesses) + 1<<20 }
 
 func newGrid(p *schedule.Program, ran func(task int32) bool) (*grid, int) {
-	g := &grid{p: p, key: make([]int32, len(p.Buffers)), base: make([]uint64, len(p.Buffers))}
+	n := len(p.Arenas) + len(p.Buffers)
+	ints, flags := make([]int32, len(p.Buffers)+n), make([]bool, 2*n)
+	g := &grid{p: p, key: ints[:len(p.Buffers):len(p.Buffers)], base: make([]uint64, len(p.Buffers))}
 	for b := range p.Buffers {
 		buf := &p.Buffers[b]
 		if buf.Arena == schedule.NoArena {
@@ -77,8 +79,7 @@ func newGrid(p *schedule.Program, ran func(task int32) bool) (*grid, int) {
 			g.key[b], g.base[b] = buf.Arena, buf.Offset
 		}
 	}
-	n := len(p.Arenas) + len(p.Buffers)
-	g.written, g.geo, g.approx, g.uses = make([]bool, n), make([]geom.Grid, n), make([]bool, n), make([]int32, n)
+	g.written, g.geo, g.approx, g.uses = flags[:n:n], make([]geom.Grid, n), flags[n:], ints[len(p.Buffers):]
 	choosers := make([]geom.Chooser, n)
 	accesses := 0
 	for i := range p.Tasks {
