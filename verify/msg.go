@@ -9,7 +9,7 @@ import "strconv"
 type msg []byte
 
 // newMsg returns an empty message with room for a usual one.
-func newMsg() msg { return make(msg, 0, 160) }
+func newMsg() msg { return make(msg, 0, 256) }
 
 func (m msg) s(x string) msg { return append(m, x...) }
 func (m msg) q(x string) msg { return strconv.AppendQuote(m, x) }

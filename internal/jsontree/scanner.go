@@ -442,22 +442,24 @@ func (s *Scanner) Key() ([]byte, bool) {
 	}
 	f := &s.stack[len(s.stack)-1]
 	// Fast path: [,] "key" : with a plain key, all in the buffer.
-	if i, b := s.pos, s.buf; i < s.end {
+	// b ends where the unread bytes do, so that its length bounds every
+	// index below.
+	if i, b := s.pos, s.buf[:s.end]; i < len(b) {
 		if f.member && b[i] == ',' {
 			i++
-			for i < s.end && (b[i] == ' ' || b[i] == '\n' || b[i] == '\t' || b[i] == '\r') {
+			for i < len(b) && (b[i] == ' ' || b[i] == '\n' || b[i] == '\t' || b[i] == '\r') {
 				i++
 			}
 		} else if f.member {
-			i = s.end
+			i = len(b)
 		}
-		if i < s.end && b[i] == '"' {
+		if i < len(b) && b[i] == '"' {
 			// Keys are short: byte by byte (safeSpan's words cost more).
 			j := i + 1
-			for j < s.end && strSafe[b[j]] {
+			for j < len(b) && strSafe[b[j]] {
 				j++
 			}
-			if j+1 < s.end && b[j] == '"' && b[j+1] == ':' {
+			if j+1 < len(b) && b[j] == '"' && b[j+1] == ':' {
 				f.key, f.owned, f.member = b[i+1:j], false, true
 				s.pos = j + 2
 				return f.key, true
