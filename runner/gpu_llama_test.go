@@ -498,8 +498,12 @@ func decodePrograms(t *testing.T, d *Device, cfg llamagen.Config, steps int, opt
 // barrier, splitN (round-robin with N-way split-KV attention) or splitNcM
 // (at most N chunks of at least M rows: llamagen's SplitChunk), each
 // optionally prefixed "fused-" (llamagen's Fuse; "fused" alone is
-// fused-round-robin).
+// fused-round-robin), the whole optionally prefixed "rows-" (llamagen's
+// RowAttention).
 func strategyConfig(cfg *llamagen.Config, name string) error {
+	if rest, ok := strings.CutPrefix(name, "rows-"); ok {
+		cfg.RowAttention, name = true, rest
+	}
 	if name == "fused" {
 		name = "fused-round-robin"
 	}
@@ -801,7 +805,7 @@ type ProfileResult struct {
 	Kinds                 []ProfileKind
 }
 
-var taskKindRE = regexp.MustCompile(`^(?:L\d+\.)?(.*?)(?:\.[thg]\d+)?(?:\.s\d+)?$`)
+var taskKindRE = regexp.MustCompile(`^(?:L\d+\.)?(.*?)(?:\.[thg]\d+)?(?:\.s\d+)?(?:\.b\d+)?$`)
 
 // TestGPULlamaProfile traces one decode step (Options.Trace) at position
 // MEGAPROOF_BENCH_POS (default 1024) for MEGAPROOF_LLAMA_MODELS and

@@ -318,6 +318,30 @@ func TestLlamaDecodeCPU(t *testing.T) {
 			}
 		}
 	}
+	// Attention per sequence computes what one task per head over the
+	// batch computes, bit for bit, split or not, fused or not, on every
+	// strategy.
+	for _, cfg := range []llamagen.Config{
+		tinyConfig(llamagen.RoundRobin, 1, 0, 2), tinyConfig(llamagen.RoundRobin, 2, 0, 2), tinyConfig(llamagen.Dynamic, 2, 0, 2),
+		tinyConfig(llamagen.Barrier, 1, 0, 2), fused(tinyConfig(llamagen.RoundRobin, 2, 0, 2)),
+	} {
+		rows := cfg
+		rows.RowAttention = true
+		want := hostGeneration(t, cfg, ts, n, []int32{7, 11})
+		got := hostGeneration(t, rows, ts, n, []int32{7, 11})
+		for i := range got {
+			for b := range 2 {
+				if got[i].Out[b] != want[i].Out[b] {
+					t.Errorf("%s, position %d, sequence %d: token %d, one task per head %d", rows.Name(), i, b, got[i].Out[b], want[i].Out[b])
+				}
+				for j, v := range got[i].Logits[b] {
+					if v != want[i].Logits[b][j] {
+						t.Fatalf("%s, position %d, sequence %d: logit %d = %g, one task per head %g", rows.Name(), i, b, j, v, want[i].Logits[b][j])
+					}
+				}
+			}
+		}
+	}
 }
 
 // fused is cfg with llamagen's fused stages.
@@ -412,6 +436,37 @@ func TestNumericRefusals(t *testing.T) {
 		{"accesses", `task "L0.add1" (op add): 1 reads and 1 writes, want 2 and 1`, func(p *schedule.Program) { tk := task(p, "L0.add1"); tk.Reads = tk.Reads[:1] }},
 	} {
 		p := base()
+		tc.edit(p)
+		_, err := Encode(p)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: err = %v, want it to contain %q", tc.name, err, tc.want)
+		}
+	}
+	rowsBase := func() *schedule.Program {
+		c := tinyConfig(llamagen.RoundRobin, 2, 5, 2)
+		c.RowAttention = true
+		p, err := llamagen.Generate(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	if _, err := Encode(rowsBase()); err != nil {
+		t.Fatalf("the unmodified program with attention per sequence: %v", err)
+	}
+	for _, tc := range []struct {
+		name, want string
+		edit       func(p *schedule.Program)
+	}{
+		{"row outside the batch", `task "L0.attn.h1.s0.b1" (op attn_partial): row 2 outside batch 2`, func(p *schedule.Program) { task(p, "L0.attn.h1.s0.b1").Params.Set("row", 2) }},
+		{"rows past the batch", `task "L0.combine.h0.b1" (op attn_combine): rows [1, 3) outside batch 2`, func(p *schedule.Program) { task(p, "L0.combine.h0.b1").Params.Set("rows", 2) }},
+		{"row not where the accesses start", `task "L0.attn.h1.s1.b1" (op attn_partial): read 0 (buffer "L0.qr"): offset`, func(p *schedule.Program) { task(p, "L0.attn.h1.s1.b1").Params.Set("row", 0) }},
+		{"cache plane of another sequence", `task "L1.attn.h0.s0.b0" (op attn_partial): read 1 (buffer "L1.kcache"): offset`, func(p *schedule.Program) {
+			tk := task(p, "L1.attn.h0.s0.b0")
+			tk.Reads[1] = task(p, "L1.attn.h0.s0.b1").Reads[1]
+		}},
+	} {
+		p := rowsBase()
 		tc.edit(p)
 		_, err := Encode(p)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

@@ -175,6 +175,32 @@ func (c *checker) fixed(key string, lo int64) float32 {
 // batch is the "batch" param (default 1).
 func (c *checker) batch() uint64 { return c.optParam("batch", 1, 1) }
 
+// seqs returns the sequences a task covers of a batch: its first, "row"
+// (default 0), its count, "rows" (default the rest of the batch), and the
+// batch.
+func (c *checker) seqs() (row, n, batch uint64) {
+	batch = c.batch()
+	row = c.optParam("row", 0, 0)
+	if c.err != nil {
+		return 0, 0, batch
+	}
+	if row >= batch {
+		c.fail("row %d outside batch %d", row, batch)
+		return 0, 0, batch
+	}
+	n = c.optParam("rows", int64(batch-row), 1)
+	if c.err == nil && row+n > batch {
+		c.fail("rows [%d, %d) outside batch %d", row, row+n, batch)
+	}
+	return row, n, batch
+}
+
+// accRows is acc for the n rows from row of a batched buffer whose rows
+// are stride bytes apart: row 0 of the task starts at off + row·stride.
+func (c *checker) accRows(what string, i int, row, off, length, n, stride, whole uint64) {
+	c.acc(what, i, off+row*stride, length, n, stride, whole)
+}
+
 // acc checks access i of the reads ("read") or writes ("write") against
 // the expected offset, row length and, for rows > 1, row count and stride.
 // A 1-row access may be given as rows 0 or 1. whole > 0 also requires the

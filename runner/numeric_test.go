@@ -173,6 +173,23 @@ func numericPrograms(t *testing.T) []*schedule.Program {
 			}
 		}
 	}
+	// Attention per sequence (llamagen's RowAttention): the tasks of
+	// sequence 1, whose accesses start at row 1 of their buffers.
+	for _, split := range []int{1, 2} {
+		p, err := llamagen.Generate(llamagen.Config{Model: tinyModel, Target: llamagen.Target{Name: "toy", SMs: 4, PerSM: 1}, Tile: 40,
+			Batch: 2, Splits: split, Pos: 37, PosSet: true, MaxSeq: 64, Numeric: true, RowAttention: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen := map[string]bool{}
+		for i := range p.Tasks {
+			tk := &p.Tasks[i]
+			if strings.HasSuffix(tk.Name, ".b1") && !seen[tk.Op] {
+				seen[tk.Op] = true
+				progs = append(progs, oneTask(p, tk))
+			}
+		}
+	}
 	// GEMV with k = 100 (no 16-byte vectors) and an odd tile.
 	b := schedule.NewBuilder("gemv-k100", schedule.Launch{SMs: 1, PerSM: 1, Workers: 1})
 	x := b.Buffer("x", schedule.KindInput, 200)

@@ -11,7 +11,10 @@ import "math"
 //	writes: att[:, h·D : (h+1)·D] of [B, heads·D] bf16
 //	params: batch (default 1), head h, kv_start, kv_len, heads, kv_heads,
 //	        heads_per_group, head_dim D (a multiple of 32, at most 256),
-//	        max_seq, scale_e9 (the score scale × 10⁹, 1/√D for Llama)
+//	        max_seq, scale_e9 (the score scale × 10⁹, 1/√D for Llama);
+//	        row and rows (default 0 and the batch): the task covers
+//	        sequences [row, row+rows) of the batch, its accesses start at
+//	        row row of each buffer
 //
 // In fp32: s_j = (q·k_j)·scale, m = max s_j, p_j = exp(s_j − m),
 // out = bf16(Σ p_j v_j / Σ p_j). The device code streams the window with
@@ -21,9 +24,9 @@ var opAttention = &numOp{
 	name: "attention", code: opCodeAttention,
 	reads: 3, writes: []elemKind{elemBF16},
 	check: func(c *checker) [numArgs]uint64 {
-		B, D, n, scale := checkAttn(c)
+		row, B, D, n, scale := checkAttn(c)
 		hd, heads := c.param("head", 0), c.param("heads", 1)
-		c.acc("write", 0, 2*hd*D, 2*D, B, 2*heads*D, 0)
+		c.accRows("write", 0, row, 2*hd*D, 2*D, B, 2*heads*D, 0)
 		return [numArgs]uint64{B, D, n, f32bits(scale)}
 	},
 	run: func(a *[numArgs]uint64, r, w []access, h []byte) {
@@ -39,9 +42,10 @@ var opAttention = &numOp{
 	tol: Tolerance{Abs: 1e-4, Rel: 1.0 / 64},
 }
 
-// checkAttn checks the reads shared by attention and attn_partial.
-func checkAttn(c *checker) (B, D, n uint64, scale float32) {
-	B = c.batch()
+// checkAttn checks the reads shared by attention and attn_partial; B is
+// the task's sequences, from row row of the batch.
+func checkAttn(c *checker) (row, B, D, n uint64, scale float32) {
+	row, B, batch := c.seqs()
 	hd, start, n := c.param("head", 0), c.param("kv_start", 0), c.param("kv_len", 1)
 	heads, kvh, rep := c.param("heads", 1), c.param("kv_heads", 1), c.param("heads_per_group", 1)
 	D, S := c.param("head_dim", 32), c.param("max_seq", 1)
@@ -59,10 +63,10 @@ func checkAttn(c *checker) (B, D, n uint64, scale float32) {
 	}
 	kh := hd / max(rep, 1)
 	plane := 2 * kvh * S * D
-	c.acc("read", 0, 2*hd*D, 2*D, B, 2*heads*D, 0)
-	c.acc("read", 1, 2*(kh*S+start)*D, 2*n*D, B, plane, B*plane)
-	c.acc("read", 2, 2*(kh*S+start)*D, 2*n*D, B, plane, B*plane)
-	return B, D, n, scale
+	c.accRows("read", 0, row, 2*hd*D, 2*D, B, 2*heads*D, 0)
+	c.accRows("read", 1, row, 2*(kh*S+start)*D, 2*n*D, B, plane, batch*plane)
+	c.accRows("read", 2, row, 2*(kh*S+start)*D, 2*n*D, B, plane, batch*plane)
+	return row, B, D, n, scale
 }
 
 // attnWindow is the fp32 attention of batch row b over the window: the

@@ -6,7 +6,8 @@ package runner
 //	        lse[:, h·P : h·P+splits] of [B, heads·P] fp32
 //	writes: att[:, h·D : (h+1)·D] of [B, heads·D] bf16
 //	params: batch (default 1), head h, splits, heads, head_dim D,
-//	        part_splits P (default splits; at least splits)
+//	        part_splits P (default splits; at least splits), row and rows
+//	        (as attention's)
 //
 // With M = max lse_s and c_s = exp(lse_s − M):
 // out = bf16(Σ c_s part_s / Σ c_s), in fp32. Tolerance: exp; one bf16
@@ -15,7 +16,8 @@ var opAttnCombine = &numOp{
 	name: "attn_combine", code: opCodeAttnCombine,
 	reads: 2, writes: []elemKind{elemBF16},
 	check: func(c *checker) [numArgs]uint64 {
-		B, hd, splits, heads, D := c.batch(), c.param("head", 0), c.param("splits", 1), c.param("heads", 1), c.param("head_dim", 1)
+		row, B, batch := c.seqs()
+		hd, splits, heads, D := c.param("head", 0), c.param("splits", 1), c.param("heads", 1), c.param("head_dim", 1)
 		ps := c.optParam("part_splits", int64(splits), 1)
 		if c.err == nil && hd >= heads {
 			c.fail("head %d of %d", hd, heads)
@@ -23,9 +25,9 @@ var opAttnCombine = &numOp{
 		if c.err == nil && ps < splits {
 			c.fail("part_splits %d below splits %d", ps, splits)
 		}
-		c.acc("read", 0, 4*hd*ps*D, 4*splits*D, B, 4*heads*ps*D, B*4*heads*ps*D)
-		c.acc("read", 1, 4*hd*ps, 4*splits, B, 4*heads*ps, B*4*heads*ps)
-		c.acc("write", 0, 2*hd*D, 2*D, B, 2*heads*D, 0)
+		c.accRows("read", 0, row, 4*hd*ps*D, 4*splits*D, B, 4*heads*ps*D, batch*4*heads*ps*D)
+		c.accRows("read", 1, row, 4*hd*ps, 4*splits, B, 4*heads*ps, batch*4*heads*ps)
+		c.accRows("write", 0, row, 2*hd*D, 2*D, B, 2*heads*D, 0)
 		return [numArgs]uint64{B, D, splits}
 	},
 	run: func(a *[numArgs]uint64, r, w []access, h []byte) {

@@ -7,8 +7,9 @@ package runner
 //	reads:  as attention's, for the chunk [kv_start, kv_start+kv_len)
 //	writes: part[:, (h·P+s)·D : (h·P+s+1)·D] of [B, heads·P·D] fp32;
 //	        lse[:, h·P+s] of [B, heads·P] fp32
-//	params: attention's, and split s, splits, part_splits P (default
-//	        splits: the partials laid out per head, at least splits)
+//	params: attention's (row and rows included), and split s, splits,
+//	        part_splits P (default splits: the partials laid out per head,
+//	        at least splits)
 //
 // part = Σ p_j v_j / Σ p_j and lse = m + ln Σ p_j (p_j = exp(s_j − m)),
 // both fp32. Tolerance: exp and the sums' order.
@@ -16,7 +17,8 @@ var opAttnPartial = &numOp{
 	name: "attn_partial", code: opCodeAttnPartial,
 	reads: 3, writes: []elemKind{elemF32, elemF32},
 	check: func(c *checker) [numArgs]uint64 {
-		B, D, n, scale := checkAttn(c)
+		row, B, D, n, scale := checkAttn(c)
+		batch := c.batch()
 		hd, heads := c.param("head", 0), c.param("heads", 1)
 		s, splits := c.param("split", 0), c.param("splits", 1)
 		ps := c.optParam("part_splits", int64(splits), 1)
@@ -26,8 +28,8 @@ var opAttnPartial = &numOp{
 		if c.err == nil && ps < splits {
 			c.fail("part_splits %d below splits %d", ps, splits)
 		}
-		c.acc("write", 0, 4*(hd*ps+s)*D, 4*D, B, 4*heads*ps*D, B*4*heads*ps*D)
-		c.acc("write", 1, 4*(hd*ps+s), 4, B, 4*heads*ps, B*4*heads*ps)
+		c.accRows("write", 0, row, 4*(hd*ps+s)*D, 4*D, B, 4*heads*ps*D, batch*4*heads*ps*D)
+		c.accRows("write", 1, row, 4*(hd*ps+s), 4, B, 4*heads*ps, batch*4*heads*ps)
 		return [numArgs]uint64{B, D, n, f32bits(scale)}
 	},
 	run: func(a *[numArgs]uint64, r, w []access, h []byte) {

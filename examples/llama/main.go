@@ -36,6 +36,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		workers  = fs.Int("workers", 0, "workers launched (default SMs × blocks per SM)")
 		epoch    = fs.Bool("epoch", false, "share counters across layers with layer-scaled thresholds")
 		pages    = fs.Int("pages", 0, "page slots for scratch reuse with credit counters (0: no reuse)")
+		rows     = fs.Bool("rows", false, "attention tasks per sequence at batch > 1 (llamagen.Config.RowAttention)")
 		asJSON   = fs.Bool("json", false, "write the program as JSON instead of verifying it")
 		out      = fs.String("o", "", "write the JSON to `FILE` instead of standard output")
 		list     = fs.Bool("list", false, "list the named configurations")
@@ -61,6 +62,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	if *config == "" {
 		cfg.Tile, cfg.Batch, cfg.Pos, cfg.Splits, cfg.Workers, cfg.Epoch, cfg.Pages = *tile, *batch, *pos, *splits, *workers, *epoch, *pages
+		cfg.RowAttention = *rows
 	}
 
 	t0 := time.Now()

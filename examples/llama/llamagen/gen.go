@@ -90,6 +90,12 @@ type Config struct {
 	// hops, are gone. It needs Batch × Hidden ≤ FusedNormElems and no
 	// Pages.
 	Fuse bool
+	// RowAttention emits attention per sequence at Batch > 1: each head's
+	// attention (each split chunk and combine with split-KV) is Batch
+	// tasks, one per sequence (params row and rows), instead of one task
+	// that loops over the sequences, so that the batch spreads over the
+	// workers. The numbers computed are the same.
+	RowAttention bool
 
 	reqSplits int // Splits before clipping to the window
 }
@@ -181,6 +187,9 @@ func (c Config) Name() string {
 	}
 	if c.Fuse {
 		s += "/fused"
+	}
+	if c.RowAttention && c.Batch > 1 {
+		s += "/rows"
 	}
 	return s
 }
@@ -581,42 +590,85 @@ func (g *gen) graph() {
 		// chunk is a task and only the chunk holding row pos waits for the
 		// append (the others read prior state only).
 		attG := g.group(l, "att")
-		partG := make([]int32, m.Heads)
+		// A task per head covers all B sequences, or with RowAttention one
+		// sequence each: seq lists (first row, rows) per task of a head.
+		seq := [][2]int{{0, B}}
+		if c.RowAttention && B > 1 {
+			seq = seq[:0]
+			for b := range B {
+				seq = append(seq, [2]int{b, 1})
+			}
+		}
+		// rowsOf is access a narrowed to rows [r[0], r[0]+r[1]) of its
+		// batch (a stride apart).
+		rowsOf := func(a access, r [2]int, stride uint64) access {
+			if r[1] == B {
+				return a
+			}
+			a.off += uint64(r[0]) * stride
+			a.rows, a.stride = 0, 0
+			if r[1] > 1 {
+				a.rows, a.stride = uint64(r[1]), stride
+			}
+			return a
+		}
+		seqName := func(base string, r [2]int) string {
+			if len(seq) == 1 {
+				return base
+			}
+			return fmt.Sprintf("%s.b%d", base, r[0])
+		}
+		seqP := func(r [2]int) []param {
+			if len(seq) == 1 || !c.Numeric {
+				return nil
+			}
+			return []param{{"row", int64(r[0])}, {"rows", int64(r[1])}}
+		}
+		qStride := uint64(qw * actBytes)
+		kvStride := uint64(m.KVHeads * S * m.HeadDim * actBytes)
+		partStride, lseStride := uint64(m.Heads*P*m.HeadDim*accBytes), uint64(m.Heads*P*accBytes)
+		partG := make([]int32, m.Heads*len(seq))
 		for h := range m.Heads {
 			kh := h / rep
-			if c.Splits == 1 {
-				g.add(node{name: name("attn.h%d", h), op: "attention", layer: l, slot: slot,
-					params:  append([]param{{"head", int64(h)}, {"kv_start", 0}, {"kv_len", int64(window)}}, g.num(attnP...)...),
-					reads:   []access{cols(lb.qr, B, qw, h*m.HeadDim, m.HeadDim, actBytes), rowsAt(kc, kh, 0, window), rowsAt(vc, kh, 0, window)},
-					writes:  []access{cols(lb.att, B, qw, h*m.HeadDim, m.HeadDim, actBytes)},
-					needs:   attNeeds(kh, true),
-					signals: []int32{attG}})
-				continue
-			}
-			partG[h] = g.group(l, fmt.Sprintf("part.h%d", h))
-			for s := range c.Splits {
-				lo, hi := s*window/c.Splits, (s+1)*window/c.Splits
-				needs := attNeeds(kh, hi == window)
-				g.add(node{name: name("attn.h%d.s%d", h, s), op: "attn_partial", layer: l, slot: slot,
-					params: append(append([]param{{"head", int64(h)}, {"kv_start", int64(lo)}, {"kv_len", int64(hi - lo)}}, g.num(append(attnP, param{"split", int64(s)}, param{"splits", int64(c.Splits)})...)...), partP...),
-					reads:  []access{cols(lb.qr, B, qw, h*m.HeadDim, m.HeadDim, actBytes), rowsAt(kc, kh, lo, hi-lo), rowsAt(vc, kh, lo, hi-lo)},
-					writes: []access{
-						cols(lb.part, B, m.Heads*P*m.HeadDim, (h*P+s)*m.HeadDim, m.HeadDim, accBytes),
-						cols(lb.lse, B, m.Heads*P, h*P+s, 1, accBytes)},
-					needs: needs, signals: []int32{partG[h]}})
+			for i, r := range seq {
+				q := rowsOf(cols(lb.qr, B, qw, h*m.HeadDim, m.HeadDim, actBytes), r, qStride)
+				if c.Splits == 1 {
+					g.add(node{name: name(seqName("attn.h%d", r), h), op: "attention", layer: l, slot: slot,
+						params:  append(append([]param{{"head", int64(h)}, {"kv_start", 0}, {"kv_len", int64(window)}}, g.num(attnP...)...), seqP(r)...),
+						reads:   []access{q, rowsOf(rowsAt(kc, kh, 0, window), r, kvStride), rowsOf(rowsAt(vc, kh, 0, window), r, kvStride)},
+						writes:  []access{rowsOf(cols(lb.att, B, qw, h*m.HeadDim, m.HeadDim, actBytes), r, qStride)},
+						needs:   attNeeds(kh, true),
+						signals: []int32{attG}})
+					continue
+				}
+				pg := g.group(l, seqName(fmt.Sprintf("part.h%d", h), r))
+				partG[h*len(seq)+i] = pg
+				for s := range c.Splits {
+					lo, hi := s*window/c.Splits, (s+1)*window/c.Splits
+					needs := attNeeds(kh, hi == window)
+					g.add(node{name: name(seqName("attn.h%d.s%d", r), h, s), op: "attn_partial", layer: l, slot: slot,
+						params: append(append(append([]param{{"head", int64(h)}, {"kv_start", int64(lo)}, {"kv_len", int64(hi - lo)}}, g.num(append(attnP, param{"split", int64(s)}, param{"splits", int64(c.Splits)})...)...), partP...), seqP(r)...),
+						reads:  []access{q, rowsOf(rowsAt(kc, kh, lo, hi-lo), r, kvStride), rowsOf(rowsAt(vc, kh, lo, hi-lo), r, kvStride)},
+						writes: []access{
+							rowsOf(cols(lb.part, B, m.Heads*P*m.HeadDim, (h*P+s)*m.HeadDim, m.HeadDim, accBytes), r, partStride),
+							rowsOf(cols(lb.lse, B, m.Heads*P, h*P+s, 1, accBytes), r, lseStride)},
+						needs: needs, signals: []int32{pg}})
+				}
 			}
 		}
 		if c.Splits > 1 {
 			g.next()
 			for h := range m.Heads {
-				g.add(node{name: name("combine.h%d", h), op: "attn_combine", layer: l, slot: slot,
-					params: append(append([]param{{"head", int64(h)}, {"splits", int64(c.Splits)}}, g.num(headP()...)...), partP...),
-					reads: []access{
-						cols(lb.part, B, m.Heads*P*m.HeadDim, h*P*m.HeadDim, c.Splits*m.HeadDim, accBytes),
-						cols(lb.lse, B, m.Heads*P, h*P, c.Splits, accBytes)},
-					writes:  []access{cols(lb.att, B, qw, h*m.HeadDim, m.HeadDim, actBytes)},
-					needs:   []need{g.all(partG[h])},
-					signals: []int32{attG}})
+				for i, r := range seq {
+					g.add(node{name: name(seqName("combine.h%d", r), h), op: "attn_combine", layer: l, slot: slot,
+						params: append(append(append([]param{{"head", int64(h)}, {"splits", int64(c.Splits)}}, g.num(headP()...)...), partP...), seqP(r)...),
+						reads: []access{
+							rowsOf(cols(lb.part, B, m.Heads*P*m.HeadDim, h*P*m.HeadDim, c.Splits*m.HeadDim, accBytes), r, partStride),
+							rowsOf(cols(lb.lse, B, m.Heads*P, h*P, c.Splits, accBytes), r, lseStride)},
+						writes:  []access{rowsOf(cols(lb.att, B, qw, h*m.HeadDim, m.HeadDim, actBytes), r, qStride)},
+						needs:   []need{g.all(partG[h*len(seq)+i])},
+						signals: []int32{attG}})
+				}
 			}
 		}
 		g.next()
