@@ -207,6 +207,9 @@ func (c *checkpoint) sweep(u int32, qs []query, ask func(q query, executed func(
 // checkpointSweeps sweeps every thread with queries in the order of its
 // first op in the greedy run, each from the checkpoint before that op.
 func checkpointSweeps(ctx context.Context, f *form, trace []int32, todo map[int32][]query, ask func(q query, executed func(x int32) bool)) error {
+	if len(todo) == 0 {
+		return nil
+	}
 	first := make([]int32, f.threads())
 	for i := range first {
 		first[i] = -1

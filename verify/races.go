@@ -592,8 +592,11 @@ func (v *verifier) orderPairs(ctx context.Context, run *engine, unproven bool) e
 			execTodo[u] = append(execTodo[u], q)
 		}
 	}
-	exec := newEngine(f, false)
 	sweeps := func(todo map[int32][]query, ask func(query, func(int32) bool)) error {
+		if len(todo) == 0 {
+			return nil
+		}
+		exec := newEngine(f, false)
 		if useCheckpoints && exec.resident {
 			return checkpointSweeps(ctx, f, run.trace, todo, ask)
 		}
