@@ -44,6 +44,15 @@ func (r *fastReader) nextSlow() byte {
 	return 0
 }
 
+// lit returns len(s) if b holds s at i, and 0 otherwise; with s a
+// constant, the comparison is a few word loads.
+func lit(b []byte, i int, s string) int {
+	if len(b)-i >= len(s) && string(b[i:i+len(s)]) == s {
+		return len(s)
+	}
+	return 0
+}
+
 // eat reads the byte c if it comes next.
 func (r *fastReader) eat(c byte) bool {
 	if r.next() == c {
@@ -68,63 +77,54 @@ func (r *fastReader) str() ([]byte, bool) {
 }
 
 // key reads a plain string and the ':' after it. The keys AMK writes are
-// matched whole, closing quote included, without scanning them.
+// matched whole, closing quote included, against constants (a few word
+// comparisons each), without scanning them.
 func (r *fastReader) key() ([]byte, bool) {
 	if r.next() == '"' && r.i+1 < len(r.b) {
-		var k string
-		switch r.b[r.i+1] {
+		b, i, n := r.b, r.i+1, 0
+		switch b[i] {
 		case 'c':
-			k = "counter"
+			n = lit(b, i, "counter\"")
 		case 'd':
-			k = "dtype"
+			n = lit(b, i, "dtype\"")
 		case 'k':
-			k = "kind"
+			n = lit(b, i, "kind\"")
 		case 'n':
-			k = "name"
+			n = lit(b, i, "name\"")
 		case 'e':
-			k = "est_bytes"
-			if r.i+5 < len(r.b) && r.b[r.i+5] == 'f' {
-				k = "est_flops"
+			if n = lit(b, i, "est_bytes\""); n == 0 {
+				n = lit(b, i, "est_flops\"")
 			}
 		case 'i':
-			k = "id"
-			if r.i+2 < len(r.b) && r.b[r.i+2] == 'n' {
-				k = "inputs"
+			if n = lit(b, i, "id\""); n == 0 {
+				n = lit(b, i, "inputs\"")
 			}
 		case 'l':
-			k = "label"
+			n = lit(b, i, "label\"")
 		case 'o':
-			k = "op"
-			if r.i+4 < len(r.b) && r.b[r.i+3] == 't' {
-				k = "out_counter"
-				if r.b[r.i+4] == 'p' {
-					k = "outputs"
+			if n = lit(b, i, "op\""); n == 0 {
+				if n = lit(b, i, "out_counter\""); n == 0 {
+					n = lit(b, i, "outputs\"")
 				}
 			}
 		case 'p':
-			k = "params"
+			n = lit(b, i, "params\"")
 		case 's':
-			if r.i+2 < len(r.b) {
-				switch r.b[r.i+2] {
-				case 'm':
-					k = "sm"
-				case 'h':
-					k = "shape"
-				case 'o':
-					k = "source"
-				case 'p':
-					k = "space"
+			if n = lit(b, i, "sm\""); n == 0 {
+				if n = lit(b, i, "shape\""); n == 0 {
+					if n = lit(b, i, "source\""); n == 0 {
+						n = lit(b, i, "space\"")
+					}
 				}
 			}
 		case 't':
-			k = "threshold"
+			n = lit(b, i, "threshold\"")
 		case 'w':
-			k = "waits"
+			n = lit(b, i, "waits\"")
 		}
-		if j := r.i + 1 + len(k); k != "" && j < len(r.b) && string(r.b[r.i+1:j]) == k && r.b[j] == '"' {
-			key := r.b[r.i+1 : j]
-			r.i = j + 1
-			return key, r.eat(':')
+		if n > 0 {
+			r.i = i + n
+			return b[i : i+n-1], r.eat(':')
 		}
 	}
 	k, ok := r.str()
