@@ -44,6 +44,11 @@
 // unfused schedules compute the same numbers; verify checks the fused
 // footprints like any others.
 //
+// At batch > 1 a head's attention task (each split chunk and combine)
+// covers every sequence; [Config.RowAttention] emits one task per sequence
+// instead (params row and rows), whose accesses are that sequence's rows,
+// so that the batch spreads over the workers.
+//
 // # Strategies
 //
 // [RoundRobin] and [Balanced] (cost-sorted LPT per stage) build static
