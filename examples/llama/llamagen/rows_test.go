@@ -68,23 +68,7 @@ func TestRowAttentionDroppedWait(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{"L0.attn.h0.s1.b1", "L0.combine.h2.b0", "L0.o.t0"} {
-		q := p.Clone()
-		found := false
-		for i := range q.Tasks {
-			if q.Tasks[i].Name == name {
-				q.Tasks[i].Before = nil
-				found = true
-			}
-		}
-		if !found {
-			t.Fatalf("no task %s", name)
-		}
-		r, err := verify.Run(context.Background(), q, verify.Config{})
-		if err != nil || r.Verdict != verify.Unsafe {
-			t.Errorf("%s without its waits: %v %v", name, r.Verdict, err)
-		}
-	}
+	unsafeWithoutWaits(t, p, "L0.attn.h0.s1.b1", "L0.combine.h2.b0", "L0.o.t0")
 }
 
 // opCounts counts p's tasks per op.
