@@ -382,10 +382,7 @@ func TestNumericRefusals(t *testing.T) {
 	if _, err := Encode(fusedBase()); err != nil {
 		t.Fatalf("the unmodified fused program: %v", err)
 	}
-	for _, tc := range []struct {
-		name, want string
-		edit       func(p *schedule.Program)
-	}{
+	refusals(t, fusedBase, []refusal{
 		{"fused norm weight", `task "L0.q.t0" (op norm_gemv): read 2 (buffer "w.L0.wq"): row length`, func(p *schedule.Program) {
 			tk := task(p, "L0.q.t0")
 			tk.Reads[2] = tk.Reads[1]
@@ -393,14 +390,7 @@ func TestNumericRefusals(t *testing.T) {
 		{"fused residual columns", `task "L1.o.t1" (op gemv_add): read 2 (buffer "L0.x"): offset`, func(p *schedule.Program) { task(p, "L1.o.t1").Reads[2].Offset = 0 }},
 		{"gate and up weights", `task "L0.gu.t1" (op norm_gate_up): read 2 (buffer "w.L0.wup"): offset`, func(p *schedule.Program) { task(p, "L0.gu.t1").Reads[2].Offset = 0 }},
 		{"rope append cache row", `task "L0.rope.g1" (op rope_append): write 1 (buffer "L0.kcache"): offset`, func(p *schedule.Program) { task(p, "L0.rope.g1").Params.Set("pos", 4) }},
-	} {
-		p := fusedBase()
-		tc.edit(p)
-		_, err := Encode(p)
-		if err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("%s: err = %v, want it to contain %q", tc.name, err, tc.want)
-		}
-	}
+	})
 	// The shared-memory bound of a fused norm, which llamagen does not
 	// exceed.
 	if llamagen.FusedNormElems != MaxNormElems {
@@ -413,10 +403,7 @@ func TestNumericRefusals(t *testing.T) {
 	if _, err := Encode(must(b.Build())); err == nil || !strings.Contains(err.Error(), "more than the 8192 a fused norm holds") {
 		t.Errorf("norm_gemv over %d inputs: err = %v", k, err)
 	}
-	for _, tc := range []struct {
-		name, want string
-		edit       func(p *schedule.Program)
-	}{
+	refusals(t, base, []refusal{
 		{"missing eps", `task "L0.norm1" (op rmsnorm): param "eps_e9" is missing`, func(p *schedule.Program) { task(p, "L0.norm1").Params.Delete("eps_e9") }},
 		{"gemv tile offset", `task "L1.q.t1" (op gemv): read 1 (buffer "w.L1.wq"): offset`, func(p *schedule.Program) { task(p, "L1.q.t1").Params.Set("n_off", 0) }},
 		{"gemv k", `task "L0.down.t0" (op gemv)`, func(p *schedule.Program) { task(p, "L0.down.t0").Params.Set("k", 64) }},
@@ -434,14 +421,7 @@ func TestNumericRefusals(t *testing.T) {
 		{"embed table size", `task "embed" (op embed): read 1 (buffer "w.embed")`, func(p *schedule.Program) { task(p, "embed").Params.Set("vocab", 199) }},
 		{"out elem", `param "out_elem" = 3`, func(p *schedule.Program) { task(p, "lm.t0").Params.Set("out_elem", 3) }},
 		{"accesses", `task "L0.add1" (op add): 1 reads and 1 writes, want 2 and 1`, func(p *schedule.Program) { tk := task(p, "L0.add1"); tk.Reads = tk.Reads[:1] }},
-	} {
-		p := base()
-		tc.edit(p)
-		_, err := Encode(p)
-		if err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("%s: err = %v, want it to contain %q", tc.name, err, tc.want)
-		}
-	}
+	})
 	rowsBase := func() *schedule.Program {
 		c := tinyConfig(llamagen.RoundRobin, 2, 5, 2)
 		c.RowAttention = true
@@ -454,10 +434,7 @@ func TestNumericRefusals(t *testing.T) {
 	if _, err := Encode(rowsBase()); err != nil {
 		t.Fatalf("the unmodified program with attention per sequence: %v", err)
 	}
-	for _, tc := range []struct {
-		name, want string
-		edit       func(p *schedule.Program)
-	}{
+	refusals(t, rowsBase, []refusal{
 		{"row outside the batch", `task "L0.attn.h1.s0.b1" (op attn_partial): row 2 outside batch 2`, func(p *schedule.Program) { task(p, "L0.attn.h1.s0.b1").Params.Set("row", 2) }},
 		{"rows past the batch", `task "L0.combine.h0.b1" (op attn_combine): rows [1, 3) outside batch 2`, func(p *schedule.Program) { task(p, "L0.combine.h0.b1").Params.Set("rows", 2) }},
 		{"row not where the accesses start", `task "L0.attn.h1.s1.b1" (op attn_partial): read 0 (buffer "L0.qr"): offset`, func(p *schedule.Program) { task(p, "L0.attn.h1.s1.b1").Params.Set("row", 0) }},
@@ -465,8 +442,22 @@ func TestNumericRefusals(t *testing.T) {
 			tk := task(p, "L1.attn.h0.s0.b0")
 			tk.Reads[1] = task(p, "L1.attn.h0.s0.b1").Reads[1]
 		}},
-	} {
-		p := rowsBase()
+	})
+}
+
+// refusal is an edit of a program that Encode must refuse with an error
+// containing want.
+type refusal struct {
+	name, want string
+	edit       func(p *schedule.Program)
+}
+
+// refusals applies each edit to a fresh program from base and requires
+// Encode to refuse it as the case says.
+func refusals(t *testing.T, base func() *schedule.Program, cases []refusal) {
+	t.Helper()
+	for _, tc := range cases {
+		p := base()
 		tc.edit(p)
 		_, err := Encode(p)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
