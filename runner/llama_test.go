@@ -353,16 +353,7 @@ func fused(cfg llamagen.Config) llamagen.Config {
 // Encode refuses numeric tasks whose params, footprints and buffer sizes
 // disagree, naming the task.
 func TestNumericRefusals(t *testing.T) {
-	base := func() *schedule.Program {
-		p, err := llamagen.Generate(tinyConfig(llamagen.RoundRobin, 2, 5, 2))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
-	if _, err := Encode(base()); err != nil {
-		t.Fatalf("the unmodified program: %v", err)
-	}
+	base := encodable(t, tinyConfig(llamagen.RoundRobin, 2, 5, 2))
 	task := func(p *schedule.Program, name string) *schedule.Task {
 		for i := range p.Tasks {
 			if p.Tasks[i].Name == name {
@@ -372,16 +363,7 @@ func TestNumericRefusals(t *testing.T) {
 		t.Fatalf("no task %q", name)
 		return nil
 	}
-	fusedBase := func() *schedule.Program {
-		p, err := llamagen.Generate(fused(tinyConfig(llamagen.RoundRobin, 2, 5, 2)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
-	if _, err := Encode(fusedBase()); err != nil {
-		t.Fatalf("the unmodified fused program: %v", err)
-	}
+	fusedBase := encodable(t, fused(tinyConfig(llamagen.RoundRobin, 2, 5, 2)))
 	refusals(t, fusedBase, []refusal{
 		{"fused norm weight", `task "L0.q.t0" (op norm_gemv): read 2 (buffer "w.L0.wq"): row length`, func(p *schedule.Program) {
 			tk := task(p, "L0.q.t0")
@@ -422,18 +404,9 @@ func TestNumericRefusals(t *testing.T) {
 		{"out elem", `param "out_elem" = 3`, func(p *schedule.Program) { task(p, "lm.t0").Params.Set("out_elem", 3) }},
 		{"accesses", `task "L0.add1" (op add): 1 reads and 1 writes, want 2 and 1`, func(p *schedule.Program) { tk := task(p, "L0.add1"); tk.Reads = tk.Reads[:1] }},
 	})
-	rowsBase := func() *schedule.Program {
-		c := tinyConfig(llamagen.RoundRobin, 2, 5, 2)
-		c.RowAttention = true
-		p, err := llamagen.Generate(c)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
-	if _, err := Encode(rowsBase()); err != nil {
-		t.Fatalf("the unmodified program with attention per sequence: %v", err)
-	}
+	rows := tinyConfig(llamagen.RoundRobin, 2, 5, 2)
+	rows.RowAttention = true
+	rowsBase := encodable(t, rows)
 	refusals(t, rowsBase, []refusal{
 		{"row outside the batch", `task "L0.attn.h1.s0.b1" (op attn_partial): row 2 outside batch 2`, func(p *schedule.Program) { task(p, "L0.attn.h1.s0.b1").Params.Set("row", 2) }},
 		{"rows past the batch", `task "L0.combine.h0.b1" (op attn_combine): rows [1, 3) outside batch 2`, func(p *schedule.Program) { task(p, "L0.combine.h0.b1").Params.Set("rows", 2) }},
@@ -443,6 +416,23 @@ func TestNumericRefusals(t *testing.T) {
 			tk.Reads[1] = task(p, "L1.attn.h0.s0.b1").Reads[1]
 		}},
 	})
+}
+
+// encodable returns a generator of fresh copies of cfg's program, once
+// Encode has accepted the program unmodified.
+func encodable(t *testing.T, cfg llamagen.Config) func() *schedule.Program {
+	t.Helper()
+	gen := func() *schedule.Program {
+		p, err := llamagen.Generate(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	if _, err := Encode(gen()); err != nil {
+		t.Fatalf("%s, unmodified: %v", cfg.Name(), err)
+	}
+	return gen
 }
 
 // refusal is an edit of a program that Encode must refuse with an error
