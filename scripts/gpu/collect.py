@@ -51,9 +51,15 @@ def refs_of(d):
 
 
 def family(strategy):
+    """(attention per sequence, fused, round-robin / split / dynamic / ...)
+    of a strategy name: [rows-][fused-]kind, "fused" alone being fused
+    round-robin."""
+    rows = strategy.startswith("rows-")
+    if rows:
+        strategy = strategy[len("rows-"):]
     fused = strategy.startswith("fused")
     s = strategy[len("fused-"):] if strategy.startswith("fused-") else ("round-robin" if strategy == "fused" else strategy)
-    return fused, "split" if s.startswith("split") else s
+    return rows, fused, "split" if s.startswith("split") else s
 
 
 calls = []
