@@ -139,15 +139,10 @@ func TestAMKPatchesFixTheirExamples(t *testing.T) {
 					continue
 				}
 				found[f.Code] = true
-				var v any
-				if err := json.Unmarshal(doc, &v); err != nil {
-					t.Fatal(err)
-				}
-				v, err := applyJSONPatch(v, f.Patch)
+				fixed, err := patchedDoc(doc, f.Patch)
 				if err != nil {
 					t.Fatalf("%s: patch %s: %v", f.Code, patchText(f.Patch), err)
 				}
-				fixed, _ := json.Marshal(v)
 				after := verifyBytes(t, fixed)
 				if after.Format != formatAMK || after.Verdict == verify.Invalid || after.Verdict == verify.Inconclusive {
 					t.Fatalf("%s: after the patch %s: %s %s %+v", f.Code, patchText(f.Patch), after.Format, after.Verdict, after.Findings)
@@ -196,15 +191,10 @@ func TestBoundsPatches(t *testing.T) {
 		if got := patchText(f.Patch); got != c.want {
 			t.Errorf("%s: patch %s, want %s", c.access, got, c.want)
 		}
-		var v any
-		if err := json.Unmarshal(doc, &v); err != nil {
-			t.Fatal(err)
-		}
-		v, err := applyJSONPatch(v, f.Patch)
+		fixed, err := patchedDoc(doc, f.Patch)
 		if err != nil {
 			t.Fatalf("%s: %v", c.access, err)
 		}
-		fixed, _ := json.Marshal(v)
 		if after := verifyBytes(t, fixed); after.Verdict != verify.Safe {
 			t.Errorf("%s: after %s: %s %+v", c.access, patchText(f.Patch), after.Verdict, after.Findings)
 		}
@@ -263,15 +253,10 @@ func TestMPKPatches(t *testing.T) {
 				t.Errorf("%s: %s %v has no patch", c.file, f.Code, f.Tasks)
 				continue
 			}
-			var v any
-			if err := decodeNumbers(doc, &v); err != nil {
-				t.Fatal(err)
-			}
-			v, err := applyJSONPatch(v, f.Patch)
+			fixed, err := patchedDoc(doc, f.Patch)
 			if err != nil {
 				t.Fatalf("%s: %v", c.file, err)
 			}
-			fixed, _ := json.Marshal(v)
 			if after := verifyBytes(t, fixed); after.Verdict != verify.Safe {
 				t.Errorf("%s: after %s: %s %+v", c.file, patchText(f.Patch), after.Verdict, after.Findings)
 			}

@@ -63,15 +63,10 @@ func TestPatchesFixTheirExamples(t *testing.T) {
 					}
 					continue
 				}
-				var v any
-				if err := json.Unmarshal(doc, &v); err != nil {
-					t.Fatal(err)
-				}
-				v, err := applyJSONPatch(v, f.Patch)
+				fixed, err := patchedDoc(doc, f.Patch)
 				if err != nil {
 					t.Fatalf("%s: patch %s: %v", f.Code, patchText(f.Patch), err)
 				}
-				fixed, _ := json.Marshal(v)
 				after := verifyBytes(t, fixed)
 				if after.Verdict != verify.Safe {
 					t.Errorf("%s: after the patch %s the program is %s: %+v", f.Code, patchText(f.Patch), after.Verdict, after.Findings)
@@ -100,6 +95,20 @@ func verifyBytes(t *testing.T, doc []byte) verify.Report {
 		t.Fatalf("%v: %s%s", err, out, errOut)
 	}
 	return r
+}
+
+// patchedDoc applies ops to the JSON document doc, its numbers kept exact
+// (json.Number), and returns the patched document.
+func patchedDoc(doc []byte, ops []verify.PatchOp) ([]byte, error) {
+	var v any
+	if err := decodeNumbers(doc, &v); err != nil {
+		return nil, err
+	}
+	v, err := applyJSONPatch(v, ops)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(v)
 }
 
 // applyJSONPatch applies RFC 6902 operations (add, remove, replace, move,
@@ -359,15 +368,10 @@ func TestPatchesOnRandomPrograms(t *testing.T) {
 			if len(f.Patch) == 0 {
 				continue
 			}
-			var v any
-			if err := json.Unmarshal(doc, &v); err != nil {
-				t.Fatal(err)
-			}
-			v, err := applyJSONPatch(v, f.Patch)
+			fixed, err := patchedDoc(doc, f.Patch)
 			if err != nil {
 				t.Fatalf("seed %d: %s: patch %s does not apply: %v\n%s", i, f.Code, patchText(f.Patch), err, doc)
 			}
-			fixed, _ := json.Marshal(v)
 			q, err := schedule.Unmarshal(fixed)
 			if err != nil {
 				t.Fatalf("seed %d: %s: patch %s leaves an invalid document: %v\n%s", i, f.Code, patchText(f.Patch), err, doc)
