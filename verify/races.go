@@ -1,6 +1,7 @@
 package verify
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -249,7 +250,7 @@ func (v *verifier) newConflictSweep(g *grid, ran func(task int32) bool) *conflic
 	spans = grouped
 	for g := 0; g+1 < len(start); g++ {
 		part := spans[start[g]:start[g+1]]
-		slices.SortFunc(part, func(a, b span) int { return cmp64(a.lo, b.lo) })
+		slices.SortFunc(part, func(a, b span) int { return cmp.Compare(a.lo, b.lo) })
 	}
 	return &conflictSweep{v: v, g: g, spans: spans}
 }
@@ -366,16 +367,6 @@ func (v *verifier) indexPairs(notes []pairInfo) {
 			next[t]++
 		}
 	}
-}
-
-func cmp64(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // pair returns the conflict record of a task pair key, or nil.
@@ -892,7 +883,7 @@ type bufferWrites struct {
 // piece t.
 func (bw *bufferWrites) near(dst []wpiece, t geom.Piece, r int32) []wpiece {
 	ps := bw.pieces
-	from, _ := slices.BinarySearchFunc(ps, t.C0-bw.widest, func(w wpiece, c int64) int { return cmp64(w.C0, c) })
+	from, _ := slices.BinarySearchFunc(ps, t.C0-bw.widest, func(w wpiece, c int64) int { return cmp.Compare(w.C0, c) })
 	for _, w := range ps[from:] {
 		if w.C0 >= t.C1 {
 			break
@@ -996,7 +987,7 @@ func (v *verifier) checkUninitialized(ctx context.Context, run *engine) error {
 		}
 	}
 	for b := range writes {
-		slices.SortFunc(writes[b].pieces, func(x, y wpiece) int { return cmp64(x.C0, y.C0) })
+		slices.SortFunc(writes[b].pieces, func(x, y wpiece) int { return cmp.Compare(x.C0, y.C0) })
 	}
 	// decided reports whether the race analysis decided the pair of w and
 	// r, and whether it found w happening before r.

@@ -1,6 +1,7 @@
 package defcheck
 
 import (
+	"cmp"
 	"iter"
 	"math"
 	"slices"
@@ -221,9 +222,9 @@ func (c *checker) candidatePairs() []uint64 {
 	for _, es := range byArena {
 		slices.SortFunc(es, func(x, y ext) int {
 			if x.lo != y.lo {
-				return cmpInt(x.lo, y.lo)
+				return cmp.Compare(x.lo, y.lo)
 			}
-			return cmpInt(x.hi, y.hi)
+			return cmp.Compare(x.hi, y.hi)
 		})
 		var ws, rs []ext // active writes and reads
 		for _, x := range es {
@@ -244,16 +245,6 @@ func (c *checker) candidatePairs() []uint64 {
 	}
 	slices.Sort(pairs)
 	return slices.Compact(pairs)
-}
-
-func cmpInt(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // arenaRectOf is an access's arena (a buffer without arena is its own,

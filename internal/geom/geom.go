@@ -1,6 +1,7 @@
 package geom
 
 import (
+	"cmp"
 	"math/bits"
 	"slices"
 )
@@ -314,9 +315,9 @@ func (c *Chooser) Note(r Rect) {
 func (c *Chooser) Plan() {
 	slices.SortFunc(c.strides, func(a, b strideWeight) int {
 		if a.rows != b.rows {
-			return cmp(b.rows, a.rows)
+			return cmp.Compare(b.rows, a.rows)
 		}
-		return cmp(a.s, b.s)
+		return cmp.Compare(a.s, b.s)
 	})
 	c.grids = append(c.grids[:0], Grid{})
 	var w int64
@@ -356,16 +357,6 @@ func (c *Chooser) Pieces() int64 {
 		return 0
 	}
 	return slices.Min(c.costs)
-}
-
-func cmp(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 func gcd(a, b int64) int64 {
@@ -417,7 +408,7 @@ func Cells(t Piece, cands []Piece, gids []int32, work *int64, visit func(set []i
 	}
 	slices.Sort(rows)
 	rows = slices.Compact(rows)
-	slices.SortFunc(cs, func(a, b gp) int { return cmp(a.p.R0, b.p.R0) })
+	slices.SortFunc(cs, func(a, b gp) int { return cmp.Compare(a.p.R0, b.p.R0) })
 	type end struct {
 		at  int64
 		g   int32
@@ -445,7 +436,7 @@ func Cells(t Piece, cands []Piece, gids []int32, work *int64, visit func(set []i
 		for _, a := range active {
 			ends = append(ends, end{a.p.C0, a.g, true}, end{a.p.C1, a.g, false})
 		}
-		slices.SortFunc(ends, func(a, b end) int { return cmp(a.at, b.at) })
+		slices.SortFunc(ends, func(a, b end) int { return cmp.Compare(a.at, b.at) })
 		if *work -= int64(len(ends)) + 1; *work < 0 {
 			return false
 		}
