@@ -570,7 +570,8 @@ def main():
         del state
         if jobs[i + 1:i + 2] and jobs[i + 1][:2] == (mname, b):
             continue  # the next position of the same model and batch reuses the compiled step
-        models.get(mname) and models[mname].compiled.clear()
+        if mname in models:
+            models[mname].compiled.clear()
         torch._dynamo.reset()
         gc.collect()
         torch.cuda.empty_cache()
