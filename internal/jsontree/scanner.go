@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/bits"
 	"strconv"
 	"strings"
 	"unicode/utf16"
@@ -577,7 +578,10 @@ var strSafe = func() (t [256]bool) {
 
 // safeSpan returns the index of the first byte of b from i on that a
 // string does not hold as it is (see strSafe), or len(b). It tests eight
-// bytes at a time while they are all safe.
+// bytes at a time; in the first word that holds such a byte, the lowest
+// lane flagged is that byte (a borrow between lanes only flags lanes above
+// a byte that is flagged itself), and the bytes after the last whole word
+// are tested one by one.
 func safeSpan(b []byte, i int) int {
 	const (
 		ones  = 0x0101010101010101
@@ -589,9 +593,9 @@ func safeSpan(b []byte, i int) int {
 		e := x ^ ('\\' * ones) // ... '\\'
 		// A byte below 0x20, a zero byte of q or e, or a byte of x with
 		// its high bit set: exact tests of "some byte is", per word.
-		bad := (x-0x20*ones)&^x | (q-ones)&^q | (e-ones)&^e | x
-		if bad&highs != 0 {
-			break
+		bad := ((x-0x20*ones)&^x | (q-ones)&^q | (e-ones)&^e | x) & highs
+		if bad != 0 {
+			return i + bits.TrailingZeros64(bad)>>3
 		}
 	}
 	for i < len(b) && strSafe[b[i]] {

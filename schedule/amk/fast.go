@@ -1,6 +1,7 @@
 package amk
 
 import (
+	"encoding/binary"
 	"math"
 
 	"github.com/megaproof/megaproof/internal/jsontree"
@@ -15,33 +16,22 @@ import (
 // buffer) makes it give up having consumed nothing, and the scanner reads
 // the task instead, with its diagnostics. FuzzUnmarshal holds both to the
 // reference reader.
+//
+// The readers below are functions of the bytes and an index that return
+// the index after what they read, or -1 to give up: the position stays in
+// a register (no reader object behind a pointer, no closures), and each
+// key is matched once, to the bit of its field.
 
-// fastReader reads JSON tokens from b at i.
-type fastReader struct {
-	b []byte
-	i int
-}
-
-// next skips white space and returns the next byte, or 0 at the end.
-func (r *fastReader) next() byte {
-	if r.i < len(r.b) {
-		if c := r.b[r.i]; c > ' ' {
-			return c
+// ws returns the index of the first byte of b from i on that is not JSON
+// white space (or len(b)).
+func ws(b []byte, i int) int {
+	for i < len(b) {
+		if c := b[i]; c > ' ' || c != ' ' && c != '\n' && c != '\r' && c != '\t' {
+			break
 		}
+		i++
 	}
-	return r.nextSlow()
-}
-
-func (r *fastReader) nextSlow() byte {
-	for r.i < len(r.b) {
-		switch c := r.b[r.i]; c {
-		case ' ', '\t', '\n', '\r':
-			r.i++
-		default:
-			return c
-		}
-	}
-	return 0
+	return i
 }
 
 // lit returns len(s) if b holds s at i, and 0 otherwise; with s a
@@ -53,130 +43,136 @@ func lit(b []byte, i int, s string) int {
 	return 0
 }
 
-// eat reads the byte c if it comes next.
-func (r *fastReader) eat(c byte) bool {
-	if r.next() == c {
-		r.i++
-		return true
-	}
-	return false
+// isNull reports whether b holds null at i, with a byte after it within
+// the buffer (a streamed buffer may end inside a longer word).
+func isNull(b []byte, i int) bool {
+	return len(b)-i > 4 && string(b[i:i+4]) == "null"
 }
 
-// str reads a plain string.
-func (r *fastReader) str() ([]byte, bool) {
-	if r.next() != '"' {
-		return nil, false
+// colon reads the ':' after a key's closing quote at b[i-1], with white
+// space around it, and returns the index of the value; -1 when no ':'
+// comes. The compact form is tested inline.
+func colon(b []byte, i int) int {
+	if i+1 < len(b) && b[i] == ':' && b[i+1] > ' ' {
+		return i + 1
 	}
-	j := jsontree.PlainSpan(r.b, r.i+1)
-	if j >= len(r.b) || r.b[j] != '"' {
-		return nil, false
-	}
-	v := r.b[r.i+1 : j]
-	r.i = j + 1
-	return v, true
+	return colonSlow(b, i)
 }
 
-// key reads a plain string and the ':' after it. The keys AMK writes are
-// matched whole, closing quote included, against constants (a few word
-// comparisons each), without scanning them.
-func (r *fastReader) key() ([]byte, bool) {
-	if r.next() == '"' && r.i+1 < len(r.b) {
-		b, i, n := r.b, r.i+1, 0
-		switch b[i] {
-		case 'c':
-			n = lit(b, i, "counter\"")
-		case 'd':
-			n = lit(b, i, "dtype\"")
-		case 'k':
-			n = lit(b, i, "kind\"")
-		case 'n':
-			n = lit(b, i, "name\"")
-		case 'e':
-			if n = lit(b, i, "est_bytes\""); n == 0 {
-				n = lit(b, i, "est_flops\"")
-			}
-		case 'i':
-			if n = lit(b, i, "id\""); n == 0 {
-				n = lit(b, i, "inputs\"")
-			}
-		case 'l':
-			n = lit(b, i, "label\"")
-		case 'o':
-			if n = lit(b, i, "op\""); n == 0 {
-				if n = lit(b, i, "out_counter\""); n == 0 {
-					n = lit(b, i, "outputs\"")
-				}
-			}
-		case 'p':
-			n = lit(b, i, "params\"")
-		case 's':
-			if n = lit(b, i, "sm\""); n == 0 {
-				if n = lit(b, i, "shape\""); n == 0 {
-					if n = lit(b, i, "source\""); n == 0 {
-						n = lit(b, i, "space\"")
-					}
-				}
-			}
-		case 't':
-			n = lit(b, i, "threshold\"")
-		case 'w':
-			n = lit(b, i, "waits\"")
-		}
-		if n > 0 {
-			r.i = i + n
-			return b[i : i+n-1], r.eat(':')
+func colonSlow(b []byte, i int) int {
+	if i = ws(b, i); i < len(b) && b[i] == ':' {
+		return ws(b, i+1)
+	}
+	return -1
+}
+
+// after reads the white space after a member or element at i and the ','
+// or the closing byte that follows: it returns the index of the next
+// member or element (after white space) and false, or the index after the
+// closing byte and true; -1 when neither comes. The compact form is tested
+// inline.
+func after(b []byte, i int, end byte) (int, bool) {
+	if i+1 < len(b) {
+		if c := b[i]; c == ',' && b[i+1] > ' ' {
+			return i + 1, false
+		} else if c == end {
+			return i + 1, true
 		}
 	}
-	k, ok := r.str()
-	return k, ok && r.eat(':')
+	return afterSlow(b, i, end)
 }
 
-// int reads a non-negative integer of at most 18 digits, with no fraction
-// or exponent, that ends within the buffer.
-func (r *fastReader) int() (int64, bool) {
-	if c := r.next(); c < '0' || c > '9' {
-		return 0, false
+func afterSlow(b []byte, i int, end byte) (int, bool) {
+	if i = ws(b, i); i >= len(b) {
+		return -1, false
 	}
-	b, i := r.b, r.i
+	switch b[i] {
+	case end:
+		return i + 1, true
+	case ',':
+		return ws(b, i+1), false
+	}
+	return -1, false
+}
+
+// open reads the '[' or '{' at i and the white space after it; it returns
+// the index of the first element or member, and whether the list or
+// object is empty (the index then after its closing byte); -1 when the
+// opening byte is not there.
+func open(b []byte, i int, c, end byte) (int, bool) {
+	if i >= len(b) || b[i] != c {
+		return -1, false
+	}
+	if i = ws(b, i+1); i < len(b) && b[i] == end {
+		return i + 1, true
+	}
+	return i, false
+}
+
+// uintAt reads the non-negative integer of at most 18 digits at i, with
+// no fraction or exponent, that ends within the buffer, and returns it and
+// the index after it; -1 for anything else.
+func uintAt(b []byte, i int) (int64, int) {
 	j := i
-	var v int64
-	for j < len(b) && b[j] >= '0' && b[j] <= '9' {
-		v = v*10 + int64(b[j]-'0')
+	var v uint64
+	for j < len(b) {
+		c := uint64(b[j]) - '0'
+		if c > 9 {
+			break
+		}
+		v = v*10 + c
 		j++
 	}
-	if j >= len(b) || j-i > 18 || b[i] == '0' && j > i+1 || b[j] == '.' || b[j] == 'e' || b[j] == 'E' {
-		return 0, false
+	// uint(j-i-1) >= 18: no digit, or more than 18.
+	if uint(j-i-1) >= 18 || j >= len(b) || b[i] == '0' && j > i+1 {
+		return 0, -1
 	}
-	r.i = j
-	return v, true
+	if c := b[j]; c == '.' || c|0x20 == 'e' {
+		return 0, -1
+	}
+	return int64(v), j
 }
 
-// num reads a number and returns its literal, which ends within the
-// buffer.
-func (r *fastReader) num() ([]byte, bool) {
-	b := r.b
-	r.next()
-	i, j := r.i, r.i
-	digits := func() bool {
-		k := j
-		for j < len(b) && b[j] >= '0' && b[j] <= '9' {
-			j++
-		}
-		return j > k
+// strAt reads the plain string whose opening quote is at i and returns the
+// index after its closing quote; -1 when it is not plain or does not end
+// within the buffer. Its value is b[i+1 : j-1].
+func strAt(b []byte, i int) int {
+	if i >= len(b) || b[i] != '"' {
+		return -1
 	}
+	j := jsontree.PlainSpan(b, i+1)
+	if j >= len(b) || b[j] != '"' {
+		return -1
+	}
+	return j + 1
+}
+
+// digitsAt returns the index after the decimal digits at j and whether there
+// was one.
+func digitsAt(b []byte, j int) (int, bool) {
+	k := j
+	for j < len(b) && b[j] >= '0' && b[j] <= '9' {
+		j++
+	}
+	return j, j > k
+}
+
+// numAt reads the number at i (JSON's grammar) that ends within the
+// buffer and returns the index after it; -1 for anything else.
+func numAt(b []byte, i int) int {
+	j := i
+	ok := false
 	if j < len(b) && b[j] == '-' {
 		j++
 	}
-	switch {
-	case j < len(b) && b[j] == '0':
+	if j < len(b) && b[j] == '0' {
 		j++
-	case !digits():
-		return nil, false
+	} else if j, ok = digitsAt(b, j); !ok {
+		return -1
 	}
 	if j < len(b) && b[j] == '.' {
-		j++
-		if !digits() {
-			return nil, false
+		if j, ok = digitsAt(b, j+1); !ok {
+			return -1
 		}
 	}
 	if j < len(b) && (b[j] == 'e' || b[j] == 'E') {
@@ -184,274 +180,498 @@ func (r *fastReader) num() ([]byte, bool) {
 		if j < len(b) && (b[j] == '+' || b[j] == '-') {
 			j++
 		}
-		if !digits() {
-			return nil, false
+		if j, ok = digitsAt(b, j); !ok {
+			return -1
 		}
 	}
 	if j >= len(b) {
-		return nil, false
+		return -1
 	}
-	r.i = j
-	return b[i:j], true
+	return j
 }
 
-// lit reads the literal word if it comes next.
-func (r *fastReader) lit(word string) bool {
-	if r.next() != word[0] || len(r.b)-r.i <= len(word) || string(r.b[r.i:r.i+len(word)]) != word {
-		return false
+// word reads the literal w at i, with a byte after it within the buffer.
+func word(b []byte, i int, w string) int {
+	if len(b)-i > len(w) && string(b[i:i+len(w)]) == w {
+		return i + len(w)
 	}
-	r.i += len(word)
-	return true
+	return -1
 }
 
-// scalar reads a number, plain string, boolean or null and returns its
-// kind ('n', 's', 'b', 'z'), or 0.
-func (r *fastReader) scalar() byte {
-	switch c := r.next(); {
+// scalarAt reads a number, plain string, boolean or null at i and returns
+// its kind ('n', 's', 'b', 'z') and the index after it; -1 for anything
+// else.
+func scalarAt(b []byte, i int) (byte, int) {
+	if i >= len(b) {
+		return 0, -1
+	}
+	switch c := b[i]; {
 	case c == '"':
-		if _, ok := r.str(); ok {
-			return 's'
-		}
+		return 's', strAt(b, i)
 	case c == '-' || c >= '0' && c <= '9':
-		if _, ok := r.num(); ok {
-			return 'n'
-		}
+		return 'n', numAt(b, i)
 	case c == 'n':
-		if r.lit("null") {
-			return 'z'
-		}
+		return 'z', word(b, i, "null")
 	case c == 't':
-		if r.lit("true") {
-			return 'b'
-		}
+		return 'b', word(b, i, "true")
 	case c == 'f':
-		if r.lit("false") {
-			return 'b'
-		}
+		return 'b', word(b, i, "false")
 	}
-	return 0
+	return 0, -1
 }
 
-// list reads '[' and calls elem for each element until ']'.
-func (r *fastReader) list(elem func() bool) bool {
-	if !r.eat('[') {
-		return false
-	}
-	if r.eat(']') {
-		return true
-	}
-	for {
-		if !elem() {
-			return false
+// Bits of a task's fields (as scanTask sets them).
+const (
+	tID        = b0
+	tOp        = b1
+	tInputs    = b2
+	tOutputs   = b3
+	tOutCtr    = b4
+	tWaits     = b5
+	tSM        = b6
+	tParams    = b7
+	tEstBytes  = b9
+	tEstFlops  = b10
+	tLabel     = b11
+	wCounter   = b0 // of a wait
+	wThreshold = b1
+	fID        = b0 // of a buffer
+	fName      = b1
+	fKind      = b2
+	fDtype     = b3
+	fSpace     = b4
+	fShape     = b5
+	fSource    = b6
+)
+
+// Little-endian words of key bytes, closing quote and ':' included (the
+// compact form), for taskKey; TestKeyWords checks them.
+const (
+	wID       = 0x3a226469         // id":
+	wOp       = 0x3a22706f         // op":
+	wSM       = 0x3a226d73         // sm":
+	wInputs   = 0x3a22737475706e69 // inputs":
+	wOutputs  = 0x227374757074756f // outputs"
+	wOutCoun  = 0x6e756f635f74756f // out_coun
+	wTer      = 0x3a22726574       // ter":
+	wWaits    = 0x3a227374696177   // waits":
+	wParams   = 0x3a22736d61726170 // params":
+	wEstByte  = 0x657479625f747365 // est_byte
+	wEstFlop  = 0x706f6c665f747365 // est_flop
+	wS        = 0x3a2273           // s":
+	wLabel    = 0x3a226c6562616c   // label":
+	mask3     = 1<<24 - 1
+	mask4     = 1<<32 - 1
+	mask5     = 1<<40 - 1
+	mask7     = 1<<56 - 1
+	keyWindow = 17 // bytes from a key's opening quote that taskKey loads
+)
+
+// taskKey matches the key whose opening quote is at i against the keys of
+// AMK's task objects and returns its field's bit and the index of its
+// value; 0 and -1 for any other key. A key in the compact form (its ':'
+// right after it) is matched in one or two word comparisons.
+func taskKey(b []byte, i int) (uint32, int) {
+	if i+keyWindow <= len(b) && b[i] == '"' {
+		w := binary.LittleEndian.Uint64(b[i+1:])
+		bit, n := uint32(0), 0
+		switch byte(w) {
+		case 'i':
+			if w&mask4 == wID {
+				bit, n = tID, 4
+			} else if w == wInputs {
+				bit, n = tInputs, 8
+			}
+		case 'o':
+			if w&mask4 == wOp {
+				bit, n = tOp, 4
+			} else if w == wOutputs && b[i+9] == ':' {
+				bit, n = tOutputs, 9
+			} else if w == wOutCoun && binary.LittleEndian.Uint64(b[i+9:])&mask5 == wTer {
+				bit, n = tOutCtr, 13
+			}
+		case 'w':
+			if w&mask7 == wWaits {
+				bit, n = tWaits, 7
+			}
+		case 's':
+			if w&mask4 == wSM {
+				bit, n = tSM, 4
+			}
+		case 'p':
+			if w == wParams {
+				bit, n = tParams, 8
+			}
+		case 'e':
+			if binary.LittleEndian.Uint32(b[i+9:])&mask3 == wS {
+				if w == wEstByte {
+					bit, n = tEstBytes, 11
+				} else if w == wEstFlop {
+					bit, n = tEstFlops, 11
+				}
+			}
+		case 'l':
+			if w&mask7 == wLabel {
+				bit, n = tLabel, 7
+			}
 		}
-		if r.eat(']') {
-			return true
+		if n > 0 {
+			if j := i + 1 + n; b[j] > ' ' {
+				return bit, j
+			}
+			return bit, ws(b, i+1+n)
 		}
-		if !r.eat(',') {
-			return false
+	}
+	return taskKeySlow(b, i)
+}
+
+// taskKeySlow is taskKey for any form.
+func taskKeySlow(b []byte, i int) (uint32, int) {
+	if i+1 >= len(b) || b[i] != '"' {
+		return 0, -1
+	}
+	i++
+	n, bit := 0, uint32(0)
+	switch b[i] {
+	case 'i':
+		if n, bit = lit(b, i, `id"`), tID; n == 0 {
+			n, bit = lit(b, i, `inputs"`), tInputs
+		}
+	case 'o':
+		if n, bit = lit(b, i, `op"`), tOp; n == 0 {
+			if n, bit = lit(b, i, `outputs"`), tOutputs; n == 0 {
+				n, bit = lit(b, i, `out_counter"`), tOutCtr
+			}
+		}
+	case 'w':
+		n, bit = lit(b, i, `waits"`), tWaits
+	case 's':
+		n, bit = lit(b, i, `sm"`), tSM
+	case 'p':
+		n, bit = lit(b, i, `params"`), tParams
+	case 'e':
+		if n, bit = lit(b, i, `est_bytes"`), tEstBytes; n == 0 {
+			n, bit = lit(b, i, `est_flops"`), tEstFlops
+		}
+	case 'l':
+		n, bit = lit(b, i, `label"`), tLabel
+	}
+	if n == 0 {
+		return 0, -1
+	}
+	return bit, colon(b, i+n)
+}
+
+// waitKey is taskKey for a wait object.
+func waitKey(b []byte, i int) (uint32, int) {
+	n, bit := 0, uint32(0)
+	if i+1 < len(b) && b[i] == '"' {
+		switch b[i+1] {
+		case 'c':
+			n, bit = lit(b, i+1, `counter"`), wCounter
+		case 't':
+			n, bit = lit(b, i+1, `threshold"`), wThreshold
+		}
+	}
+	if n == 0 {
+		return 0, -1
+	}
+	return bit, colon(b, i+1+n)
+}
+
+// bufferKey is taskKey for a buffer object.
+func bufferKey(b []byte, i int) (uint32, int) {
+	n, bit := 0, uint32(0)
+	if i+1 < len(b) && b[i] == '"' {
+		j := i + 1
+		switch b[j] {
+		case 'i':
+			n, bit = lit(b, j, `id"`), fID
+		case 'n':
+			n, bit = lit(b, j, `name"`), fName
+		case 'k':
+			n, bit = lit(b, j, `kind"`), fKind
+		case 'd':
+			n, bit = lit(b, j, `dtype"`), fDtype
+		case 's':
+			if n, bit = lit(b, j, `shape"`), fShape; n == 0 {
+				if n, bit = lit(b, j, `space"`), fSpace; n == 0 {
+					n, bit = lit(b, j, `source"`), fSource
+				}
+			}
+		}
+	}
+	if n == 0 {
+		return 0, -1
+	}
+	return bit, colon(b, i+1+n)
+}
+
+// refs reads a task's list of at most limit buffer ids at i into d.refs,
+// as buffer indices, and returns the index after it; -1 for anything else.
+func (d *decoder) refsAt(b []byte, i, limit int) int {
+	i, empty := open(b, i, '[', ']')
+	if i < 0 || empty {
+		return i
+	}
+	for n := 1; ; n++ {
+		if n > limit {
+			return -1
+		}
+		id, j := uintAt(b, i)
+		if j < 0 {
+			return -1
+		}
+		bi, ok := d.m.bufByID.get(id)
+		if !ok {
+			return -1
+		}
+		d.refs = append(d.refs, bi)
+		if j < len(b) && b[j] == ']' {
+			return j + 1
+		}
+		var end bool
+		if i, end = after(b, j, ']'); i < 0 || end {
+			return i
 		}
 	}
 }
 
-// object reads '{' and calls member with each key until '}'.
-func (r *fastReader) object(member func(key []byte) bool) bool {
-	if !r.eat('{') {
-		return false
-	}
-	if r.eat('}') {
-		return true
+// waitsAt reads a task's list of waits at i into d.waits and returns the
+// index after it; -1 for anything else.
+func (d *decoder) waitsAt(b []byte, i int) int {
+	i, empty := open(b, i, '[', ']')
+	if i < 0 || empty {
+		return i
 	}
 	for {
-		k, ok := r.key()
-		if !ok || !member(k) {
-			return false
+		if len(d.waits) == MaxWaits {
+			return -1
 		}
-		if r.eat('}') {
-			return true
+		var seen uint32
+		var ctr, k int64
+		j, end := open(b, i, '{', '}')
+		for j >= 0 && !end {
+			var bit uint32
+			if bit, j = waitKey(b, j); j < 0 || seen&bit != 0 {
+				return -1
+			}
+			seen |= bit
+			var v int64
+			if v, j = uintAt(b, j); j < 0 {
+				return -1
+			}
+			if bit == wCounter {
+				ctr = v
+			} else {
+				k = v
+			}
+			j, end = after(b, j, '}')
 		}
-		if !r.eat(',') {
-			return false
+		if j < 0 || seen != wCounter|wThreshold || k < 1 || k > math.MaxUint32 {
+			return -1
+		}
+		ci, found := d.m.ctrByID.get(ctr)
+		if !found {
+			return -1
+		}
+		d.waits = append(d.waits, schedule.Step{Kind: schedule.Wait, Object: int32(ci), Value: uint64(k)})
+		if i, end = after(b, j, ']'); i < 0 || end {
+			return i
 		}
 	}
+}
+
+// paramsAt reads a task's params object at i into d.ps, number literals
+// that are not small integers into d.lits, and returns the index after it;
+// -1 for anything else.
+func (d *decoder) paramsAt(b []byte, i int) int {
+	i, end := open(b, i, '{', '}')
+	for i >= 0 && !end {
+		j := strAt(b, i)
+		if j < 0 {
+			return -1
+		}
+		key := b[i+1 : j-1]
+		if j = colon(b, j); j < 0 || d.ps.get(string(key)) != nil {
+			return -1
+		}
+		p := param{key: d.intern(key)}
+		if j < len(b) && (b[j] == '-' || b[j] >= '0' && b[j] <= '9') {
+			p.kind = 'n'
+			if v, k := uintAt(b, j); k >= 0 {
+				p.num, p.isInt, j = v, true, k
+			} else {
+				k := numAt(b, j)
+				if k < 0 {
+					return -1
+				}
+				from := len(d.lits)
+				d.lits = append(d.lits, b[j:k]...)
+				p.lit = d.lits[from:len(d.lits):len(d.lits)]
+				j = k
+			}
+		} else if p.kind, j = scalarAt(b, j); j < 0 {
+			return -1
+		}
+		d.ps = append(d.ps, p)
+		i, end = after(b, j, '}')
+	}
+	return i
 }
 
 // fastTask reads the task at the scanner's position by hand into tf,
 // d.refs, d.waits, d.ps and d.lits, and returns how many bytes it read;
 // or false, for the scanner to read it.
 func (d *decoder) fastTask(tf *taskFields) (int, bool) {
-	r := fastReader{b: d.s.Buffered()}
-	m := d.m
-	bufs := func(limit int) bool {
-		n := 0
-		return r.list(func() bool {
-			if n++; n > limit {
-				return false
-			}
-			id, ok := r.int()
-			if !ok {
-				return false
-			}
-			bi, ok := m.bufByID.get(id)
-			d.refs = append(d.refs, bi)
-			return ok
-		})
-	}
-	wait := func() bool {
-		if len(d.waits) == MaxWaits {
-			return false
-		}
-		var seen uint32
-		var ctr, k int64
-		ok := r.object(func(key []byte) bool {
-			var bit uint32
-			var ok bool
-			switch string(key) {
-			case "counter":
-				bit = b0
-				ctr, ok = r.int()
-			case "threshold":
-				bit = b1
-				k, ok = r.int()
-			}
-			return ok && once(&seen, bit)
-		})
-		if !ok || seen != b0|b1 || k < 1 || k > math.MaxUint32 {
-			return false
-		}
-		ci, found := m.ctrByID.get(ctr)
-		d.waits = append(d.waits, schedule.Step{Kind: schedule.Wait, Object: int32(ci), Value: uint64(k)})
-		return found
-	}
-	param := func(key []byte) bool {
-		if d.ps.get(string(key)) != nil {
-			return false
-		}
-		p := param{key: d.intern(key)}
-		switch c := r.next(); {
-		case c == '-' || c >= '0' && c <= '9':
-			p.kind = 'n'
-			if v, ok := r.int(); ok {
-				p.num, p.isInt = v, true
-				break
-			}
-			lit, ok := r.num()
-			if !ok {
-				return false
-			}
-			from := len(d.lits)
-			d.lits = append(d.lits, lit...)
-			p.lit = d.lits[from:len(d.lits):len(d.lits)]
-		default:
-			if p.kind = r.scalar(); p.kind == 0 {
-				return false
-			}
-		}
-		d.ps = append(d.ps, p)
-		return true
-	}
-	seen := uint32(0)
-	ok := r.object(func(key []byte) bool {
+	b := d.s.Buffered()
+	i, end := open(b, ws(b, 0), '{', '}')
+	var seen uint32
+	for i >= 0 && !end {
 		var bit uint32
-		ok := false
-		switch string(key) {
-		case "id":
-			bit = b0
-			tf.id, ok = r.int()
-		case "op":
-			bit = b1
-			var v []byte
-			if v, ok = r.str(); ok {
-				tf.op = opName(v)
-				ok = tf.op != ""
+		if bit, i = taskKey(b, i); i < 0 || seen&bit != 0 {
+			return 0, false
+		}
+		seen |= bit
+		switch bit {
+		case tID:
+			tf.id, i = uintAt(b, i)
+		case tOp:
+			j := strAt(b, i)
+			if j < 0 {
+				return 0, false
 			}
-		case "inputs":
-			bit = b2
-			ok = seen&b3 == 0 && bufs(MaxInputs)
+			if tf.op = opName(b[i+1 : j-1]); tf.op == "" {
+				return 0, false
+			}
+			i = j
+		case tInputs:
+			if seen&tOutputs != 0 {
+				return 0, false
+			}
+			i = d.refsAt(b, i, MaxInputs)
 			tf.nIn = len(d.refs)
-		case "outputs":
-			bit = b3
-			ok = seen&b2 != 0 && bufs(MaxOutputs)
-		case "out_counter":
-			bit = b4
-			tf.ctr, ok = r.int()
-		case "waits":
-			bit = b5
-			ok = r.lit("null") || r.list(wait)
-		case "sm":
-			bit = b6
-			if ok = r.lit("null"); !ok {
-				tf.sm, ok = r.int()
-				ok = ok && tf.sm < schedule.MaxWorkers
+		case tOutputs:
+			if seen&tInputs == 0 {
+				return 0, false
+			}
+			i = d.refsAt(b, i, MaxOutputs)
+		case tOutCtr:
+			tf.ctr, i = uintAt(b, i)
+		case tWaits:
+			if isNull(b, i) {
+				i += 4
+			} else {
+				i = d.waitsAt(b, i)
+			}
+		case tSM:
+			if isNull(b, i) {
+				i += 4
+			} else {
+				tf.sm, i = uintAt(b, i)
+				if tf.sm >= schedule.MaxWorkers {
+					return 0, false
+				}
 				tf.pinned = true
 			}
-		case "params":
-			bit = b7
-			ok = r.lit("null") || r.object(param)
-		case "est_bytes":
-			bit, ok = b9, r.scalar() != 0
-		case "est_flops":
-			bit, ok = b10, r.scalar() != 0
-		case "label":
-			bit, ok = b11, r.scalar() != 0
+		case tParams:
+			if isNull(b, i) {
+				i += 4
+			} else {
+				i = d.paramsAt(b, i)
+			}
+		default: // est_bytes, est_flops, label: any scalar
+			_, i = scalarAt(b, i)
 		}
-		return ok && once(&seen, bit)
-	})
+		if i < 0 {
+			return 0, false
+		}
+		if i+1 < len(b) && b[i] == ',' && b[i+1] == '"' { // the compact form
+			i++
+			continue
+		}
+		i, end = after(b, i, '}')
+	}
 	tf.seen = seen
-	return r.i, ok
+	return i, i >= 0
 }
 
 // fastBuffer reads the buffer at the scanner's position by hand into bf
 // and d.shape, as scanBuffer would, and returns how many bytes it read; or
 // false, for the scanner to read it.
 func (d *decoder) fastBuffer(bf *bufFields) (int, bool) {
-	r := fastReader{b: d.s.Buffered()}
+	b := d.s.Buffered()
+	i, end := open(b, ws(b, 0), '{', '}')
 	var seen uint32
-	ok := r.object(func(key []byte) bool {
+	for i >= 0 && !end {
 		var bit uint32
-		ok := false
-		switch string(key) {
-		case "id":
-			bit = b0
-			bf.id, ok = r.int()
-		case "name":
-			bit = b1
-			var v []byte
-			if v, ok = r.str(); ok {
-				bf.name = string(v)
-			}
-		case "kind":
-			bit = b2
-			var v []byte
-			if v, ok = r.str(); ok {
-				bf.kind, ok = kinds[string(v)]
-			}
-		case "dtype":
-			bit = b3
-			var v []byte
-			if v, ok = r.str(); ok {
-				bf.bits = dtypeBits[string(v)]
-				ok = bf.bits != 0
-			}
-		case "space":
-			bit = b4
-			if ok = r.lit("null"); !ok {
-				var v []byte
-				v, ok = r.str()
-				ok = ok && memSpaces[string(v)]
-			}
-		case "shape":
-			bit = b5
-			ok = r.list(func() bool {
-				x, ok := r.int()
-				d.shape = append(d.shape, x)
-				return ok
-			})
-		case "source":
-			// AMK's state-dict key, which the mapping does not use.
-			bit, ok = b6, r.scalar() != 0
+		if bit, i = bufferKey(b, i); i < 0 || seen&bit != 0 {
+			return 0, false
 		}
-		return ok && once(&seen, bit)
-	})
+		seen |= bit
+		switch bit {
+		case fID:
+			bf.id, i = uintAt(b, i)
+		case fName:
+			j := strAt(b, i)
+			if j < 0 {
+				return 0, false
+			}
+			bf.name = string(b[i+1 : j-1])
+			i = j
+		case fKind:
+			j := strAt(b, i)
+			if j < 0 {
+				return 0, false
+			}
+			var ok bool
+			if bf.kind, ok = kinds[string(b[i+1:j-1])]; !ok {
+				return 0, false
+			}
+			i = j
+		case fDtype:
+			j := strAt(b, i)
+			if j < 0 {
+				return 0, false
+			}
+			if bf.bits = dtypeBits[string(b[i+1:j-1])]; bf.bits == 0 {
+				return 0, false
+			}
+			i = j
+		case fSpace:
+			if isNull(b, i) {
+				i += 4
+				break
+			}
+			j := strAt(b, i)
+			if j < 0 || !memSpaces[string(b[i+1:j-1])] {
+				return 0, false
+			}
+			i = j
+		case fShape:
+			var empty bool
+			if i, empty = open(b, i, '[', ']'); i < 0 || empty {
+				break
+			}
+			for {
+				var x int64
+				if x, i = uintAt(b, i); i < 0 {
+					break
+				}
+				d.shape = append(d.shape, x)
+				var done bool
+				if i, done = after(b, i, ']'); i < 0 || done {
+					break
+				}
+			}
+		default: // source: any scalar
+			_, i = scalarAt(b, i)
+		}
+		if i < 0 {
+			return 0, false
+		}
+		i, end = after(b, i, '}')
+	}
 	bf.seen = seen
-	return r.i, ok
+	return i, i >= 0
 }

@@ -214,3 +214,55 @@ func TestFastTasks(t *testing.T) {
 		}
 	}
 }
+
+// TestKeyWords checks the words taskKey compares with the bytes of each
+// key in its compact form.
+func TestKeyWords(t *testing.T) {
+	le := func(s string) uint64 {
+		var w uint64
+		for i := len(s) - 1; i >= 0; i-- {
+			w = w<<8 | uint64(s[i])
+		}
+		return w
+	}
+	for _, c := range []struct {
+		got  uint64
+		want string
+	}{
+		{wID, `id":`}, {wOp, `op":`}, {wSM, `sm":`}, {wInputs, `inputs":`}, {wOutputs, `outputs"`},
+		{wOutCoun, `out_coun`}, {wTer, `ter":`}, {wWaits, `waits":`}, {wParams, `params":`},
+		{wEstByte, `est_byte`}, {wEstFlop, `est_flop`}, {wS, `s":`}, {wLabel, `label":`},
+		{mask3, "\xff\xff\xff"}, {mask4, "\xff\xff\xff\xff"}, {mask5, "\xff\xff\xff\xff\xff"}, {mask7, "\xff\xff\xff\xff\xff\xff\xff"},
+	} {
+		if c.got != le(c.want) {
+			t.Errorf("word %#x, want %#x (%q)", c.got, le(c.want), c.want)
+		}
+	}
+	// Every key, compact or not, at the end of the buffer or not, gives
+	// its bit and its value's index, or nothing for another key.
+	keys := map[string]uint32{"id": tID, "op": tOp, "inputs": tInputs, "outputs": tOutputs, "out_counter": tOutCtr,
+		"waits": tWaits, "sm": tSM, "params": tParams, "est_bytes": tEstBytes, "est_flops": tEstFlops, "label": tLabel,
+		"i": 0, "ids": 0, "out_count": 0, "out_counterx": 0, "est_byte": 0, "est_bytesx": 0, "labe": 0, "outputs_": 0, "x": 0}
+	for k, bit := range keys {
+		for _, sep := range []string{`":`, `" :`, "\"\n:\t", `":  `} {
+			for _, tail := range []string{"1", "1,\"id\":2}", "                 1}"} {
+				doc := []byte(`"` + k + sep + tail)
+				gotBit, j := taskKey(doc, 0)
+				wantJ := -1
+				if bit != 0 {
+					wantJ = len(doc) - len(tail)
+					for doc[wantJ-1] == ' ' {
+						wantJ--
+					}
+					wantJ = ws(doc, wantJ)
+				}
+				if gotBit != bit || j != wantJ {
+					t.Errorf("taskKey(%q) = %d, %d; want %d, %d", doc, gotBit, j, bit, wantJ)
+				}
+				if sb, sj := taskKeySlow(doc, 0); sb != gotBit || sj != j {
+					t.Errorf("taskKeySlow(%q) = %d, %d; taskKey %d, %d", doc, sb, sj, gotBit, j)
+				}
+			}
+		}
+	}
+}
