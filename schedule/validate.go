@@ -333,17 +333,27 @@ func (p *Program) validateTask(ds *diags, i int) {
 		ds.add(CodeLimit, fmt.Sprintf("$.tasks[%d]", i), "task %q has more than %d steps or accesses in one list", t.Name, MaxStepsPerTask)
 		return
 	}
-	for j, s := range t.Before {
-		p.validateStep(ds, loc{i, "before", j}, s)
+	// The usual step and access are tested inline; anything else gets the
+	// full checks (TestValidateShortcuts compares the two).
+	for j := range t.Before {
+		if s := &t.Before[j]; !p.plainStep(s) {
+			p.validateStep(ds, loc{i, "before", j}, *s)
+		}
 	}
-	for j, s := range t.After {
-		p.validateStep(ds, loc{i, "after", j}, s)
+	for j := range t.After {
+		if s := &t.After[j]; !p.plainStep(s) {
+			p.validateStep(ds, loc{i, "after", j}, *s)
+		}
 	}
-	for j, a := range t.Reads {
-		p.validateAccess(ds, loc{i, "reads", j}, a)
+	for j := range t.Reads {
+		if a := &t.Reads[j]; !p.plainAccess(a) {
+			p.validateAccess(ds, loc{i, "reads", j}, *a)
+		}
 	}
-	for j, a := range t.Writes {
-		p.validateAccess(ds, loc{i, "writes", j}, a)
+	for j := range t.Writes {
+		if a := &t.Writes[j]; !p.plainAccess(a) {
+			p.validateAccess(ds, loc{i, "writes", j}, *a)
+		}
 	}
 	if len(t.Params) > 1 {
 		validateParams(ds, i, t.Params)
@@ -438,6 +448,32 @@ func (p *Program) validateStep(ds *diags, at loc, s Step) {
 			ds.add(CodeValue, key(), "a barrier step takes no value")
 		}
 	}
+}
+
+// plainStep reports that s is a wait or signal that validateStep accepts:
+// on a counter of the program, with a known scope and, for a wait, a
+// threshold within the counter's width, for a signal an amount in 1..2^62.
+// It is false for every other step, which validateStep then checks.
+func (p *Program) plainStep(s *Step) bool {
+	if uint(s.Object) >= uint(len(p.Counters)) || s.Scope > ScopeSys || s.Value == 0 {
+		return false
+	}
+	switch s.Kind {
+	case Wait:
+		c := &p.Counters[s.Object]
+		return c.Width == 32 && s.Value < 1<<32 || c.Width == 64
+	case Signal:
+		return s.Value <= maxExtent
+	}
+	return false
+}
+
+// plainAccess reports that a is a single-run access that validateAccess
+// accepts: to a buffer of the program, of 1..2^62 bytes at an offset within
+// ±2^62, with no rows or stride. It is false for every other access, which
+// validateAccess then checks.
+func (p *Program) plainAccess(a *Access) bool {
+	return uint(a.Buffer) < uint(len(p.Buffers)) && a.Length-1 < maxExtent && a.Offset <= maxExtent && a.Offset >= -maxExtent && a.Rows <= 1 && a.Stride == 0
 }
 
 func (p *Program) validateAccess(ds *diags, at loc, a Access) {

@@ -484,19 +484,36 @@ func (d *decoder) waitsAt(b []byte, i int) int {
 
 // paramsAt reads a task's params object at i into d.ps, number literals
 // that are not small integers into d.lits, and returns the index after it;
-// -1 for anything else.
+// -1 for anything else. Tasks in a row tend to have the same keys in the
+// same order: the n-th key is first compared with the n-th key of the last
+// task read here (a plain string, so the same bytes and a closing quote
+// are the same string), and only scanned and interned when it differs.
 func (d *decoder) paramsAt(b []byte, i int) int {
 	i, end := open(b, i, '{', '}')
-	for i >= 0 && !end {
-		j := strAt(b, i)
+	for n := 0; i >= 0 && !end; n++ {
+		var p param
+		j := -1
+		if n < len(d.lastKeys) {
+			if k := d.lastKeys[n]; len(b)-i > len(k)+1 && string(b[i+1:i+1+len(k)]) == k && b[i+1+len(k)] == '"' && b[i] == '"' {
+				p.key, j = k, i+2+len(k)
+			}
+		}
 		if j < 0 {
+			if j = strAt(b, i); j < 0 {
+				return -1
+			}
+			p.key = d.intern(b[i+1 : j-1])
+			switch {
+			case len(p.key) > 64: // kept short: the decoder is pooled
+			case n < len(d.lastKeys):
+				d.lastKeys[n] = p.key
+			case n == len(d.lastKeys) && n < 16:
+				d.lastKeys = append(d.lastKeys, p.key)
+			}
+		}
+		if j = colon(b, j); j < 0 || d.ps.get(p.key) != nil {
 			return -1
 		}
-		key := b[i+1 : j-1]
-		if j = colon(b, j); j < 0 || d.ps.get(string(key)) != nil {
-			return -1
-		}
-		p := param{key: d.intern(key)}
 		if j < len(b) && (b[j] == '-' || b[j] >= '0' && b[j] <= '9') {
 			p.kind = 'n'
 			if v, k := uintAt(b, j); k >= 0 {

@@ -49,6 +49,7 @@ type decoder struct {
 	shapeSlab      []int64
 	paramSlab      schedule.Params
 	strs           []string
+	lastKeys       []string // the param keys of the last task read by hand, in order
 	// Names of the tasks read directly, not yet set: their bytes, and per
 	// task its place in the task list and where its name ends. They
 	// become one string.
@@ -92,6 +93,8 @@ func (d *decoder) decode() (*schedule.Program, error) {
 	d.irVersion, d.abiVersion, d.meta, d.target, d.pages = nil, nil, nil, nil, nil
 	d.buffersDone, d.countersDone, d.tasksSeen, d.tasksRaw = false, false, false, nil
 	d.fastRead, d.fastBufs = 0, 0
+	clear(d.lastKeys)
+	d.lastKeys = d.lastKeys[:0]
 	err := d.top()
 	p := d.m.p
 	d.m.p = nil
