@@ -105,3 +105,27 @@ func TestVerifyMPK(t *testing.T) {
 		t.Errorf("verify of an NVSHMEM allreduce = %d:\n%s", code, out)
 	}
 }
+
+// TestVerifyMPKHistories checks that verify, replay and dot decide an MPK
+// graph whose verdict depends on which worker ends an iteration on a
+// history in which it fails: the writer without a trigger races with its
+// next iteration when scheduler 0 ends the first, though not in the
+// mapping's default history; the graph whose histories are all safe stays
+// safe.
+func TestVerifyMPKHistories(t *testing.T) {
+	file := mpkExample("history_dangling_writer.json")
+	code, out := megaproof(t, "verify", "--json", file)
+	if code != exitUnsafe || !strings.Contains(out, `"race.waw"`) || !strings.Contains(out, "t3.IDENTITY@2") {
+		t.Fatalf("verify = %d, want %d with race.waw of t3.IDENTITY@1 and @2:\n%s", code, exitUnsafe, out)
+	}
+	checkResultSchema(t, out)
+	if code, out := megaproof(t, "replay", file); code != 0 || !strings.Contains(out, "confirmed") {
+		t.Errorf("replay = %d:\n%s", code, out)
+	}
+	if code, out := megaproof(t, "dot", file); code != 0 || !strings.Contains(out, "race.waw") {
+		t.Errorf("dot = %d:\n%s", code, out)
+	}
+	if code, out := megaproof(t, "verify", mpkExample("history_dangling_first.json")); code != exitSafe {
+		t.Errorf("verify history_dangling_first.json = %d:\n%s", code, out)
+	}
+}

@@ -62,11 +62,42 @@ type inputFormat struct {
 }
 
 var inputFormats = []inputFormat{
-	{formatMPK, mpk.Detect, func(data []byte) (*schedule.Program, error) {
-		return mpk.Options{Iterations: mpkIterations}.Unmarshal(data)
-	}},
+	{formatMPK, mpk.Detect, decodeMPK},
 	{formatAMK, amk.Detect, amk.Unmarshal},
 	{formatMegaproof, func([]byte) bool { return true }, schedule.Unmarshal},
+}
+
+// decodeMPK maps an MPK task graph. Where the verdict can depend on which
+// worker ends each iteration (mpk.Options.Histories), it maps every such
+// history and returns the first one verify.Run does not find safe, so that
+// verify, replay, report and dot all see a history in which the schedule
+// fails; the default history when every one is safe.
+func decodeMPK(data []byte) (*schedule.Program, error) {
+	g, err := mpk.Parse(data)
+	if err != nil {
+		return nil, err
+	}
+	ps, err := mpk.Options{Iterations: mpkIterations}.Programs(g)
+	switch {
+	case err != nil:
+		return nil, err
+	case len(ps) == 1:
+		return ps[0], nil
+	}
+	chosen, inconclusive := ps[0], false
+	for _, p := range ps {
+		res, err := verify.Run(context.Background(), p, verify.Config{})
+		if err != nil {
+			return nil, err
+		}
+		switch {
+		case res.Verdict == verify.Unsafe:
+			return p, nil
+		case res.Verdict == verify.Inconclusive && !inconclusive:
+			chosen, inconclusive = p, true
+		}
+	}
+	return chosen, nil
 }
 
 // decode reads a program in any input format, detected from content.

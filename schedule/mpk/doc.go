@@ -72,12 +72,19 @@
 // iteration 1 goes to scheduler 0's cursor (seeded with END), BEGIN of
 // iteration k to the cursor of the scheduler of the worker that ran the
 // last task (by position) triggering END in iteration k-1, worker /
-// ceil(Workers / Schedulers). Tasks on one worker are ordered by its FIFO
-// queue (a CTA barrier between tasks); in another history they could sit
-// on different workers, so a race hidden by that order in one history is
-// found with [Dynamic] dispatch, where every task is its own thread
-// ordered only by its events and the dispatch gate: every assignment the
-// run-time cursor rotation can produce. Since MPK's dependencies point to
+// ceil(Workers / Schedulers) ([Options.History] fixes another one).
+// Tasks on one worker are ordered by its FIFO queue (a CTA barrier between
+// tasks). On the GPU the scheduler that receives END is that of whichever
+// worker ends the iteration, and its cursor shift moves its workers' next
+// tasks: within an iteration that only relabels the workers, but a task
+// that need not run before END (a leaf without a trigger, or triggering
+// an event nobody needs) is followed on its worker by different tasks of
+// the next iteration in different histories. [Options.Histories] lists
+// the histories whose verdicts can differ, and [Options.Programs] maps
+// each (megaproof verify decides every one and reports a failing one); a
+// schedule is safe when all are. [Dynamic] dispatch makes every task its
+// own thread ordered only by its events and the dispatch gate: every
+// assignment the run-time cursor rotation can produce, and more. Since MPK's dependencies point to
 // smaller positions, no assignment deadlocks when every worker is
 // resident; deadlocks come from residency, from wrong num_triggers or
 // from tasks that never signal.

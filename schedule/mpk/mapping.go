@@ -21,6 +21,11 @@ func (o Options) Map(g *Graph) (*schedule.Program, error) {
 	if err != nil {
 		return nil, err
 	}
+	return o.mapChecked(g, c)
+}
+
+// mapChecked maps a checked graph with options that have their defaults.
+func (o Options) mapChecked(g *Graph, c *checked) (*schedule.Program, error) {
 	n, k := len(g.Tasks), o.Iterations
 	total := k*(n-1) + o.Workers
 	if o.Residency == Exclusive {
@@ -96,28 +101,7 @@ func (m *mapper) build(total int) {
 		p.Counters[e] = schedule.Counter{Name: "e" + strconv.Itoa(e), Width: 64}
 	}
 
-	// Ownership: get_first_last_ids, an even split with the first W mod S
-	// schedulers one worker larger.
-	m.lo, m.hi, m.cursor = make([]int, S), make([]int, S), make([]int, S)
-	m.owner = make([]int, W)
-	for s := range S {
-		m.lo[s] = s*(W/S) + min(s, W%S)
-		m.hi[s] = m.lo[s] + W/S
-		if s < W%S {
-			m.hi[s]++
-		}
-		m.cursor[s] = m.lo[s]
-		for w := m.lo[s]; w < m.hi[s]; w++ {
-			m.owner[w] = s
-		}
-	}
-	positions := make([]int, S) // positions each scheduler dispatches per iteration
-	m.sched = make([]int32, n)
-	for pos := 2; pos < n; pos++ {
-		s := m.owner[(pos-2)%W]
-		m.sched[pos] = int32(s)
-		positions[s]++
-	}
+	positions := m.layout()
 	// A scheduler that dispatches nothing is never waited for, so its
 	// cursor in the broadcast queue can lag every iteration behind.
 	lagging := make([]int32, S)
@@ -151,7 +135,10 @@ func (m *mapper) build(total int) {
 		// BEGIN(k) goes to the cursor worker of the scheduler that
 		// received END(k-1): scheduler 0 (seeded) for the first.
 		e := 0
-		if k > 1 {
+		switch {
+		case k-2 >= 0 && k-2 < len(o.History):
+			e = o.History[k-2]
+		case k > 1:
 			e = min(endWorker/ceil, S-1)
 		}
 		b := m.next(e)
@@ -302,6 +289,35 @@ func (m *mapper) build(total int) {
 		}
 		p.Tasks = append(p.Tasks, t)
 	}
+}
+
+// layout computes the schedulers' workers (get_first_last_ids, an even
+// split with the first W mod S schedulers one worker larger), the
+// scheduler of each position and the cursors' start, and returns the
+// positions each scheduler dispatches per iteration.
+func (m *mapper) layout() []int {
+	W, S, n := m.o.Workers, m.o.Schedulers, len(m.g.Tasks)
+	m.lo, m.hi, m.cursor = make([]int, S), make([]int, S), make([]int, S)
+	m.owner = make([]int, W)
+	for s := range S {
+		m.lo[s] = s*(W/S) + min(s, W%S)
+		m.hi[s] = m.lo[s] + W/S
+		if s < W%S {
+			m.hi[s]++
+		}
+		m.cursor[s] = m.lo[s]
+		for w := m.lo[s]; w < m.hi[s]; w++ {
+			m.owner[w] = s
+		}
+	}
+	positions := make([]int, S)
+	m.sched = make([]int32, n)
+	for pos := 2; pos < n; pos++ {
+		s := m.owner[(pos-2)%W]
+		m.sched[pos] = int32(s)
+		positions[s]++
+	}
+	return positions
 }
 
 // next returns scheduler s's cursor worker and advances the cursor.

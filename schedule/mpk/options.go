@@ -3,6 +3,7 @@ package mpk
 import (
 	"fmt"
 	"io"
+	"strconv"
 
 	"github.com/megaproof/megaproof/schedule"
 )
@@ -86,6 +87,14 @@ type Options struct {
 	// Tensors overrides what the mapping infers of a tensor, by base_ptr
 	// name. Names the file does not use are ignored.
 	Tensors map[string]TensorInfo
+	// History fixes, with Static dispatch, the scheduler that receives
+	// END(k-1) and pushes BEGIN(k): History[k-2] for iteration k >= 2.
+	// Iterations it does not cover (nil: all) take the default, the
+	// scheduler of the worker that runs the last task, by position, that
+	// triggers END. On the GPU it is the scheduler of whichever worker
+	// ends the iteration; [Options.Histories] lists the histories whose
+	// verdicts can differ.
+	History []int
 }
 
 // TensorInfo is what the file cannot say about a tensor.
@@ -165,6 +174,17 @@ func (o Options) withDefaults() (Options, error) {
 	// mapping does not model (see the package documentation), could
 	// overflow.
 	bad("SchedulerQueueLen", o.SchedulerQueueLen, 3, 1<<32)
+	if len(o.History) > o.Iterations-1 {
+		d.add(schedule.CodeValue, "Options.History", "%d entries for %d iterations; want at most %d", len(o.History), o.Iterations, o.Iterations-1)
+	}
+	for i, e := range o.History {
+		if e < 0 || e >= o.Schedulers {
+			d.add(schedule.CodeValue, "Options.History["+strconv.Itoa(i)+"]", "scheduler %d; want 0..%d", e, o.Schedulers-1)
+		}
+	}
+	if len(o.History) > 0 && o.Dispatch != Static {
+		d.add(schedule.CodeValue, "Options.History", "a dispatch history is modelled with static dispatch only")
+	}
 	if o.Dispatch > Dynamic {
 		d.add(schedule.CodeValue, "Options.Dispatch", "unknown dispatch model %d", o.Dispatch)
 	}

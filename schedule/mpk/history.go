@@ -1,0 +1,240 @@
+package mpk
+
+import (
+	"slices"
+
+	"github.com/megaproof/megaproof/schedule"
+)
+
+// MaxHistories bounds the dispatch histories [Options.Histories] lists.
+const MaxHistories = 256
+
+// Histories lists the dispatch histories of g whose verdicts can differ
+// under Static dispatch, each as an [Options.History], the mapping's
+// default history first; nil when every history gives the verdict of the
+// default one (one iteration, Dynamic dispatch, or none of the
+// differences below).
+//
+// The scheduler that receives END(k-1), and so pushes BEGIN(k) and
+// shifts its round-robin cursor by one, is the scheduler of whichever
+// worker ends iteration k-1: of any task that triggers END and need not
+// run before another task that does. Within one iteration the shift
+// only relabels a scheduler's workers (two positions share a worker in
+// every history or in none, in the same order), and a task that must run
+// before END(k-1) is ordered before all of iteration k whatever the
+// history. So the histories differ only through
+//
+//   - a task that need not run before END (it triggers no event, or one
+//     that does not need it, or the END it triggers fires without it):
+//     which later tasks share its worker, and so follow it in FIFO
+//     order, depends on the history;
+//   - workers that are not resident (more workers, or scheduler blocks
+//     taking SMs, than the target has): which tasks land on them;
+//   - a queue that can come within one entry of its capacity: which
+//     worker also holds BEGIN.
+//
+// "Must run before" is taken through the graph's FIFO queues and through
+// events whose num_triggers equals the number of tasks that trigger
+// them (each of them is needed); any other event orders nothing here.
+// More than [MaxHistories] histories are an invalid.limit error.
+func (o Options) Histories(g *Graph) ([][]int, error) {
+	o, err := o.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	c, err := check(g)
+	if err != nil {
+		return nil, err
+	}
+	return o.histories(g, c)
+}
+
+// Programs maps g once per history [Options.Histories] lists, the default
+// history first, or once when the verdict cannot depend on the history:
+// a schedule is safe when every program is. o.History is ignored.
+func (o Options) Programs(g *Graph) ([]*schedule.Program, error) {
+	o, err := o.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	o.History = nil
+	c, err := check(g)
+	if err != nil {
+		return nil, err
+	}
+	hs, err := o.histories(g, c)
+	if err != nil {
+		return nil, err
+	}
+	if hs == nil {
+		hs = [][]int{nil}
+	}
+	out := make([]*schedule.Program, len(hs))
+	for i, h := range hs {
+		o.History = h
+		if out[i], err = o.mapChecked(g, c); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// histories is Histories on a checked graph, with o's defaults set.
+func (o Options) histories(g *Graph, c *checked) ([][]int, error) {
+	if o.Dispatch != Static || o.Iterations < 2 {
+		return nil, nil
+	}
+	m := &mapper{o: o, c: c, g: g}
+	positions := m.layout()
+	W, S, K := o.Workers, o.Schedulers, o.Iterations
+	n, nev := len(g.Tasks), len(g.Events)
+	end := int32(nev - 1)
+
+	// Triggers per event; an event is needed when all of them are.
+	triggers := make([][]int32, nev)
+	for pos := 2; pos < n; pos++ {
+		if e := c.trig[pos]; e >= 0 {
+			triggers[e] = append(triggers[e], int32(pos))
+		}
+	}
+	needed := func(e int32) bool {
+		nt := g.Events[e].NumTriggers
+		return nt > 0 && int64(len(triggers[e])) == nt
+	}
+	if int64(len(triggers[end])) < g.Events[end].NumTriggers {
+		return nil, nil // END never fires: no iteration after the first starts
+	}
+
+	// One iteration's assignment gives every iteration's FIFO order.
+	saved := slices.Clone(m.cursor)
+	m.next(0) // BEGIN(1)
+	worker := make([]int, n)
+	for pos := 2; pos < n; pos++ {
+		worker[pos] = m.next(int(m.sched[pos]))
+	}
+	copy(m.cursor, saved)
+	prev, next := make([]int32, n), make([]int32, n)
+	last := make([]int32, W)
+	for w := range last {
+		last[w] = -1
+	}
+	for pos := 2; pos < n; pos++ {
+		prev[pos], next[pos] = last[worker[pos]], -1
+		if prev[pos] >= 0 {
+			next[prev[pos]] = int32(pos)
+		}
+		last[worker[pos]] = int32(pos)
+	}
+
+	// sure: the positions that must run before END, backwards from the
+	// tasks that trigger it.
+	sure := make([]bool, n)
+	var work []int32
+	mark := func(pos int32) {
+		if pos >= 0 && !sure[pos] {
+			sure[pos] = true
+			work = append(work, pos)
+		}
+	}
+	if needed(end) {
+		for _, t := range triggers[end] {
+			mark(t)
+		}
+	}
+	done := make([]bool, nev)
+	for len(work) > 0 {
+		y := work[len(work)-1]
+		work = work[:len(work)-1]
+		mark(prev[y])
+		if e := c.dep[y]; e >= 0 && !done[e] && needed(e) {
+			done[e] = true
+			for _, t := range triggers[e] {
+				mark(t)
+			}
+		}
+	}
+	waiters := make([][]int32, nev)
+	for pos := 2; pos < n; pos++ {
+		if e := c.dep[pos]; e >= 0 && g.Events[e].NumTriggers > 0 {
+			waiters[e] = append(waiters[e], int32(pos))
+		}
+	}
+	// The tasks that can end an iteration: END's triggers that need not
+	// run before another.
+	var enders []int32
+	for _, t := range triggers[end] {
+		later := next[t] >= 0 && sure[next[t]]
+		if e := c.trig[t]; needed(e) && slices.ContainsFunc(waiters[e], func(w int32) bool { return sure[w] }) {
+			later = true
+		}
+		if !needed(end) || !later {
+			enders = append(enders, t)
+		}
+	}
+
+	depends := false
+	for pos := 2; pos < n; pos++ {
+		depends = depends || !sure[pos]
+	}
+	launched := W
+	if o.Residency == Exclusive {
+		launched += S
+	}
+	depends = depends || launched > o.SMs
+	for s := range S {
+		if k := m.hi[s] - m.lo[s]; k > 0 && (positions[s]+1+k-1)/k >= o.WorkerQueueLen {
+			depends = true
+		}
+	}
+	if !depends || len(enders) == 0 {
+		return nil, nil
+	}
+
+	// Every sequence of choices, the default one first.
+	ceil := (W + S - 1) / S
+	var out [][]int
+	several := false
+	var walk func(k int, cursor []int, hist []int) error
+	walk = func(k int, cursor []int, hist []int) error {
+		copy(m.cursor, cursor)
+		e := 0
+		if k > 1 {
+			e = hist[k-2]
+		}
+		m.next(e)
+		for pos := 2; pos < n; pos++ {
+			worker[pos] = m.next(int(m.sched[pos]))
+		}
+		if k == K {
+			if len(out) == MaxHistories {
+				var d diags
+				d.add(schedule.CodeLimit, "$.all_tasks", "the verdict depends on which worker ends each iteration, and %d iterations have more than %d such histories; verify fewer iterations", K, MaxHistories)
+				return d.err()
+			}
+			out = append(out, slices.Clone(hist))
+			return nil
+		}
+		def := min(worker[c.endLeaf]/ceil, S-1)
+		choices := []int{def}
+		for _, t := range enders {
+			if s := min(worker[t]/ceil, S-1); !slices.Contains(choices, s) {
+				choices = append(choices, s)
+			}
+		}
+		several = several || len(choices) > 1
+		after := slices.Clone(m.cursor)
+		for _, s := range choices {
+			if err := walk(k+1, after, append(hist, s)); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if err := walk(1, slices.Clone(m.cursor), nil); err != nil {
+		return nil, err
+	}
+	if !several {
+		return nil, nil
+	}
+	return out, nil
+}
