@@ -305,3 +305,30 @@ func conflictsOfAll(v *verifier) {
 	g, _ := newGrid(v.f.p, all)
 	v.conflicts(g, all)
 }
+
+// TestDifferentialPhases holds verify to the oracles on programs whose
+// barrier is reused for a second generation, synced after or before the
+// last body or only arrived at by some participants (progen's Phases).
+func TestDifferentialPhases(t *testing.T) {
+	n := 3000
+	if testing.Short() {
+		n = 300
+	}
+	o := progen.Small()
+	o.Phases = true
+	gen := progen.Program(o)
+	tally := map[string]int{}
+	for i := 0; i < n; i++ {
+		p := gen.Example(200000 + i)
+		d, err := disagreement(p, tally)
+		if err != nil {
+			t.Fatalf("seed %d: %v", 200000+i, err)
+		}
+		if d != "" {
+			js, _ := schedule.Marshal(p)
+			persist(t, js)
+			t.Fatalf("seed %d: %s\n%s", 200000+i, d, js)
+		}
+	}
+	t.Logf("tally: %v", tally)
+}

@@ -15,7 +15,10 @@
 // cta/gpu/sys scopes. With [Options].Blocking some dynamic tasks also get
 // steps that block after their guard (a sync on a barrier the dynamic
 // tasks share, with the right or one too many parties, or a wait after the
-// body), so that they hold the worker that claims them.
+// body), so that they hold the worker that claims them. With
+// [Options].Phases the barrier of the first tasks is reused for a second
+// generation by the last task of each participant (a sync after or
+// before its body, an arrive only, or nothing).
 //
 // Thresholds are resolved after drawing so that most are reachable: a wait
 // mostly asks for every signal that tasks earlier in the list add to its

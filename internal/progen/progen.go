@@ -31,6 +31,14 @@ type Options struct {
 	// draws after everything else, so a program drawn with it differs from
 	// the one drawn without it only by those steps.
 	Blocking bool
+	// Phases reuses the barrier of the workers' first tasks for a second
+	// generation: the last task of each participating worker syncs it
+	// again (after its body, or before it), or only arrives (an
+	// arrive-only participant), or skips it (a participant one episode
+	// short). Like Blocking it draws after everything else, so a program
+	// drawn with it differs from the one drawn without it only by those
+	// steps.
+	Phases bool
 	// MaxTasks bounds the tasks of a program.
 	MaxTasks int
 }
@@ -294,7 +302,50 @@ func draw(t *rapid.T, o Options) *schedule.Program {
 	if o.Blocking && o.Dynamic {
 		block(t, o, p)
 	}
+	if o.Phases {
+		phases(t, o, p)
+	}
 	return p
+}
+
+// phases gives the barrier the first tasks sync (p's first barrier, when
+// some worker's first task syncs one) a second generation on the last
+// task of each participating worker: a sync after its body or before it,
+// an arrive after it, or nothing. A worker whose thread has no room for
+// the steps within o.MaxSteps keeps one generation.
+func phases(t *rapid.T, o Options, p *schedule.Program) {
+	if len(p.Barriers) == 0 {
+		return
+	}
+	w := p.Launch.Workers
+	steps, last, part := make([]int, w), make([]int, w), make([]bool, w)
+	for i := range last {
+		last[i] = -1
+	}
+	for i := range p.Tasks {
+		tk := &p.Tasks[i]
+		if !tk.Pinned() {
+			continue
+		}
+		steps[tk.Worker] += opCount(tk)
+		last[tk.Worker] = i
+		part[tk.Worker] = part[tk.Worker] || slices.ContainsFunc(tk.Before, func(s schedule.Step) bool { return s.Kind == schedule.Sync && s.Object == 0 })
+	}
+	for k := range w {
+		if !part[k] {
+			continue
+		}
+		kind := percent(t, "phase-kind")
+		tk := &p.Tasks[last[k]]
+		switch {
+		case kind < 55 && steps[k]+2 <= o.MaxSteps:
+			tk.After = append(tk.After, schedule.Step{Kind: schedule.Sync})
+		case kind < 70 && steps[k]+2 <= o.MaxSteps:
+			tk.Before = append(tk.Before, schedule.Step{Kind: schedule.Sync})
+		case kind < 88 && steps[k]+1 <= o.MaxSteps:
+			tk.After = append(tk.After, schedule.Step{Kind: schedule.Arrive})
+		}
+	}
 }
 
 // blockSpec is one blocking step given to a dynamic task.

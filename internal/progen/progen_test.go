@@ -14,7 +14,9 @@ import (
 )
 
 func TestValid(t *testing.T) {
-	for _, o := range []progen.Options{progen.Small(), progen.Medium(), {MaxThreads: 1, MaxSteps: 2, MaxTasks: 1}} {
+	phased := progen.Small()
+	phased.Phases = true
+	for _, o := range []progen.Options{progen.Small(), progen.Medium(), phased, {MaxThreads: 1, MaxSteps: 2, MaxTasks: 1}} {
 		rapid.Check(t, func(t *rapid.T) {
 			p := progen.Program(o).Draw(t, "p")
 			if err := p.Validate(); err != nil {
@@ -33,6 +35,40 @@ func TestValid(t *testing.T) {
 				t.Fatalf("%d tasks, limit %d", len(p.Tasks), o.MaxTasks)
 			}
 		})
+	}
+}
+
+// TestPhases checks that Options.Phases reuses barriers for a second
+// generation in every form (a sync after or before the last body, an
+// arrive only) and changes nothing else of the program drawn without it.
+func TestPhases(t *testing.T) {
+	o := progen.Small()
+	plain := progen.Program(o)
+	o.Phases = true
+	phased := progen.Program(o)
+	seen := map[string]int{}
+	for seed := 0; seed < 2000; seed++ {
+		p, q := plain.Example(seed), phased.Example(seed)
+		if len(p.Tasks) != len(q.Tasks) || len(p.Barriers) != len(q.Barriers) {
+			t.Fatalf("seed %d: phases changed the tasks or barriers", seed)
+		}
+		for i := range p.Tasks {
+			a, b := p.Tasks[i], q.Tasks[i]
+			if len(b.Before) < len(a.Before) || len(b.After) < len(a.After) {
+				t.Fatalf("seed %d: task %d lost steps", seed, i)
+			}
+			for _, s := range b.After[len(a.After):] {
+				seen["after "+s.Kind.String()]++
+			}
+			for _, s := range b.Before[len(a.Before):] {
+				seen["before "+s.Kind.String()]++
+			}
+		}
+	}
+	for _, k := range []string{"after sync", "before sync", "after arrive"} {
+		if seen[k] < 3 {
+			t.Errorf("%s: %d programs, want at least 3 (%v)", k, seen[k], seen)
+		}
 	}
 }
 
