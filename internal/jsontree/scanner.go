@@ -135,13 +135,23 @@ func (s *Scanner) reset(limit int64, maxDepth int) {
 	if s.r != nil {
 		s.rbuf = s.buf // keep the read buffer
 	}
-	stack, str, keys, mk := s.stack[:0], s.str[:0], s.keys, s.markFrame.key[:0]
+	stack, mk := s.stack[:0], s.markFrame.key[:0]
 	if stack == nil {
 		stack = s.stack0[:0]
 	}
-	*s = Scanner{keep: -1, tok: -1, limit: limit, maxDepth: maxDepth, stack: stack, str: str, rbuf: s.rbuf}
-	s.keys.arena, s.keys.ends = keys.arena[:0], keys.ends[:0]
-	s.markFrame.key = mk
+	// Field by field, as *s = Scanner{...} would set them, without
+	// clearing the first frames as a whole: only what they point into
+	// (the last input) is dropped.
+	for i := range s.stack0 {
+		f := &s.stack0[i]
+		f.key, f.owned = nil, false
+	}
+	s.r, s.buf, s.pos, s.end, s.base = nil, nil, 0, 0, 0
+	s.keep, s.tok, s.eof, s.over = -1, -1, false, false
+	s.limit, s.maxDepth, s.stack, s.err = limit, maxDepth, stack, nil
+	s.str, s.escaped, s.head, s.headN = s.str[:0], false, [4]byte{}, 0
+	s.keys.arena, s.keys.ends = s.keys.arena[:0], s.keys.ends[:0]
+	s.markDepth, s.markFrame = 0, frame{key: mk}
 }
 
 // Err returns the first error, or nil.
@@ -305,9 +315,17 @@ func (s *Scanner) read(p []byte) (int, error) {
 // next skips white space and returns the next byte, or -1 at the end of the
 // input or on an error.
 func (s *Scanner) next() int {
-	if s.pos < s.end {
-		if c := s.buf[s.pos]; c > ' ' {
+	if i := s.pos; i < s.end {
+		c := s.buf[i]
+		if c > ' ' {
 			return int(c)
+		}
+		// One space, as after the ':' and ',' of indented documents.
+		if c == ' ' && i+1 < s.end {
+			if c = s.buf[i+1]; c > ' ' {
+				s.pos = i + 1
+				return int(c)
+			}
 		}
 	}
 	return s.nextSlow()
