@@ -1,5 +1,7 @@
 package mpk
 
+import "github.com/megaproof/megaproof/internal/jsontree"
+
 // Detect reports whether data looks like an MPK task-graph file rather
 // than megaproof's or AutoMegaKernel's JSON: a top-level object with MPK's
 // two mandatory keys, "all_events" and "all_tasks". It reads top-level keys
@@ -17,6 +19,10 @@ func Detect(data []byte) bool {
 	var events, tasks bool
 	for {
 		key, ok := s.str()
+		if !ok && s.i < len(s.d) && s.d[s.i] >= 0x20 && s.d[s.i] != '"' {
+			// An escape or a non-ASCII byte in a key: decode the keys.
+			return detectKeys(data)
+		}
 		if !ok || !s.lit(':') {
 			return events || tasks
 		}
@@ -36,6 +42,42 @@ func Detect(data []byte) bool {
 		}
 		if !s.lit(',') {
 			return false
+		}
+	}
+}
+
+// detectKeys decides as Detect does, with every key decoded (an escape
+// such as \u0061ll_tasks is all_tasks): Detect's way when a key has an
+// escape or a non-ASCII byte.
+func detectKeys(data []byte) bool {
+	s := jsontree.NewScanner(data, 0, maxDepth)
+	var events, tasks bool
+	if s.Peek() != 'o' {
+		return false
+	}
+	s.Object()
+	for {
+		key, ok := s.Key()
+		if !ok {
+			key = s.Member() // a key followed by a syntax error still decides
+		}
+		switch string(key) {
+		case "all_events":
+			events = true
+		case "all_tasks":
+			tasks = true
+		case "format", "launch", "ir_version", "abi_version", "tasks", "buffers", "counters":
+			return false
+		}
+		if events && tasks {
+			return true
+		}
+		if !ok {
+			return events || tasks
+		}
+		s.Skip()
+		if s.Err() != nil {
+			return events || tasks
 		}
 	}
 }

@@ -142,3 +142,21 @@ func codes(r *verify.Result) []string {
 	slices.Sort(out)
 	return slices.Compact(out)
 }
+
+// A graph whose keys are escaped (\u0061ll_events, all_t\u0061sks,
+// dependent\u005fevent) is an MPK graph like any other: detected, read
+// and verified (its two tasks race on y).
+func TestEscapedKeys(t *testing.T) {
+	data := read(t, "escaped_keys_race.json")
+	if !mpk.Detect(data) {
+		t.Fatal("not detected as MPK")
+	}
+	p, res := run(t, data, mpk.Options{})
+	found := false
+	for _, f := range res.Findings {
+		found = found || f.Code == verify.CodeRaceRAW && names(p, f, []string{"t2.IDENTITY@1", "t3.IDENTITY@1"})
+	}
+	if !found {
+		t.Errorf("no race.raw of t2@1 and t3@1 in %v", res.Findings)
+	}
+}

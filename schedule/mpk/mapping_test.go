@@ -40,6 +40,14 @@ func TestDetect(t *testing.T) {
 		{`[]`, false},
 		{``, false},
 		{`{"all_events": "}", "x": {"a": [1, {"b": "]"}]}, "all_tasks": 1}`, true},
+		// Keys are compared decoded.
+		{`{"\u0061ll_events": [], "all_tasks": []}`, true},
+		{`{"all_events": [], "all_t\u0061sks": []}`, true},
+		{`{"n\u00e9": 1, "all_events": [], "all_tasks": []}`, true},
+		{"{\"n\u00e9\": 1, \"all_events\": [], \"all_tasks\": []}", true},
+		{`{"\u0061ll_events": [`, true},
+		{`{"\u0066ormat": "megaproof/v1", "all_events": [], "all_tasks": []}`, false},
+		{`{"all_events": [], "\u0074asks": [], "all_tasks": []}`, false},
 	}
 	for _, c := range cases {
 		if got := mpk.Detect([]byte(c.doc)); got != c.want {
