@@ -692,3 +692,49 @@ func (d *decoder) fastBuffer(bf *bufFields) (int, bool) {
 	bf.seen = seen
 	return i, i >= 0
 }
+
+// fastCounter reads the counter at the scanner's position by hand, as
+// counter's scan would: "id", "init" (null or 0..2^32-1) and AMK's "note"
+// (any scalar, which the mapping does not use), each once; and returns how
+// many bytes it read, or false for the scanner to read it.
+func (d *decoder) fastCounter(seen *uint32, id, init *int64) (int, bool) {
+	b := d.s.Buffered()
+	i, end := open(b, ws(b, 0), '{', '}')
+	for i >= 0 && !end {
+		n, bit := 0, uint32(0)
+		if i+1 < len(b) && b[i] == '"' {
+			switch b[i+1] {
+			case 'i':
+				if n, bit = lit(b, i+1, `id"`), b0; n == 0 {
+					n, bit = lit(b, i+1, `init"`), b1
+				}
+			case 'n':
+				n, bit = lit(b, i+1, `note"`), b2
+			}
+		}
+		if n == 0 || *seen&bit != 0 {
+			return 0, false
+		}
+		*seen |= bit
+		if i = colon(b, i+1+n); i < 0 {
+			return 0, false
+		}
+		switch bit {
+		case b0:
+			*id, i = uintAt(b, i)
+		case b1:
+			if isNull(b, i) {
+				i += 4
+			} else if *init, i = uintAt(b, i); *init > math.MaxUint32 {
+				return 0, false
+			}
+		default:
+			_, i = scalarAt(b, i)
+		}
+		if i < 0 {
+			return 0, false
+		}
+		i, end = after(b, i, '}')
+	}
+	return i, i >= 0
+}

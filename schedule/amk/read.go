@@ -58,6 +58,7 @@ type decoder struct {
 
 	fastRead int // tasks read by fastTask in this document (for tests)
 	fastBufs int // buffers read by fastBuffer
+	fastCtrs int // counters read by fastCounter
 }
 
 type nameEnd struct{ task, end int32 }
@@ -92,7 +93,7 @@ func (d *decoder) decode() (*schedule.Program, error) {
 	d.m = &d.mm
 	d.irVersion, d.abiVersion, d.meta, d.target, d.pages = nil, nil, nil, nil, nil
 	d.buffersDone, d.countersDone, d.tasksSeen, d.tasksRaw = false, false, false, nil
-	d.fastRead, d.fastBufs = 0, 0
+	d.fastRead, d.fastBufs, d.fastCtrs = 0, 0, 0
 	clear(d.lastKeys)
 	d.lastKeys = d.lastKeys[:0]
 	err := d.top()
@@ -567,14 +568,20 @@ func (d *decoder) finishBuffer(i int, bf *bufFields) bool {
 }
 
 func (d *decoder) counter(i int) bool {
-	s, m := d.s, d.m
+	s := d.s
+	var seen uint32
+	var id, init int64
+	if n, ok := d.fastCounter(&seen, &id, &init); ok {
+		s.Advance(n)
+		d.fastCtrs++
+		return d.finishCounter(i, seen, id, init)
+	}
+	seen, id, init = 0, 0, 0
 	if s.Peek() != 'o' {
 		return false
 	}
 	s.Object()
 	d.dropExtra(0)
-	var seen uint32
-	var id, init int64
 	ok := true
 	for ok {
 		key, more := s.Key()
@@ -597,7 +604,16 @@ func (d *decoder) counter(i int) bool {
 		}
 		ok = ok && once(&seen, bit)
 	}
-	if !ok || s.Err() != nil || seen&b0 == 0 {
+	if !ok || s.Err() != nil {
+		return false
+	}
+	return d.finishCounter(i, seen, id, init)
+}
+
+// finishCounter checks and maps counter i from its fields.
+func (d *decoder) finishCounter(i int, seen uint32, id, init int64) bool {
+	m := d.m
+	if seen&b0 == 0 {
 		return false
 	}
 	if _, dup := m.ctrByID.get(id); dup {

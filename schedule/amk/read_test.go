@@ -122,6 +122,15 @@ func FuzzUnmarshal(f *testing.F) {
 	} {
 		f.Add([]byte(`{"counters":[{"id":0}],"buffers":[{` + buf + `}],"tasks":[{"id":0,"op":"NOP","inputs":[0],"outputs":[],"out_counter":0}]}`))
 	}
+	// Counters with AMK's keys and others, repeated, out of range or of
+	// other types.
+	for _, ctr := range []string{
+		`"id":0,"init":null`, `"id":0,"init":0,"note":"c"`, `"id":0,"note":{"a":1}`, `"id":0,"init":-1`,
+		`"id":0,"note":1,"note":2`, `"init":5`, `"id":0,"init":4294967296`, `"id":0,"init":1.0`,
+		`"id":0,"id":1`, `"id":0, "init" : 3 ,"x":1`, `"id":00`, `"id":0,"init":4294967295,"note":null`,
+	} {
+		f.Add([]byte(`{"counters":[{` + ctr + `}],"buffers":[{"id":0,"name":"b","kind":"WEIGHT","dtype":"F16","shape":[1]}],"tasks":[{"id":0,"op":"NOP","inputs":[0],"outputs":[],"out_counter":0}]}`))
+	}
 	for _, task := range []string{
 		`"est_bytes":1,"est_flops":2,"label":"t","label":"u"`,
 		`"est_bytes":1,"est_bytes":2`,
@@ -207,6 +216,9 @@ func TestFastTasks(t *testing.T) {
 		}
 		if d.fastBufs != len(p.Buffers) {
 			t.Errorf("%s: %d of %d buffers read by hand", c.name, d.fastBufs, len(p.Buffers))
+		}
+		if d.fastCtrs != len(p.Counters) {
+			t.Errorf("%s: %d of %d counters read by hand", c.name, d.fastCtrs, len(p.Counters))
 		}
 		rp, rerr := unmarshalTree(c.data)
 		if differ(p, err, rp, rerr) {
