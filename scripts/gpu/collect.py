@@ -5,7 +5,8 @@ Usage: python3 scripts/gpu/collect.py DIR... > docs/gpu/decode-h200.json
   (today: docs/gpu/h200-2026-12-01b/final docs/gpu/h200-2026-12-01c/torch
    docs/gpu/h200-2026-12-01d/c1 docs/gpu/h200-2026-12-01d/c2
    docs/gpu/h200-2026-12-01e/m1 docs/gpu/h200-2026-12-01e/m2
-   docs/gpu/h200-2026-12-01e/m3)
+   docs/gpu/h200-2026-12-01e/m3 docs/gpu/h200-2026-12-01f/n1
+   docs/gpu/h200-2026-12-01f/n2 docs/gpu/h200-2026-12-01f/n3)
 
 A folder may hold decode.json (TestGPULlamaDecode, one object per model,
 strategy and init), decode-batch.json (TestGPULlamaDecodeBatch: B sequences
@@ -20,9 +21,9 @@ and the timed runs. A decode check's tokens_match is strict greedy equality
 with PyTorch bf16 over 64 tokens. A timed run's tokens_match and logit error
 are those of the decode check of the same model and strategy family (fused
 or not; round-robin, split-KV or dynamic) at the same batch when a batched
-check of it exists, else at batch 1, preferring a check whose reference
-steps through 64 distinct tokens (the rolled lm head), named in
-correctness_from. The baseline is the fastest PyTorch path measured for the
+check of it exists, else at the nearest batch with a batched check of that
+family, else at batch 1, preferring a check whose reference steps through 64
+distinct tokens (the rolled lm head), named in correctness_from. The baseline is the fastest PyTorch path measured for the
 same model, batch and position in any of the calls, named with its call;
 baseline_same_call says whether it ran in the timed run's own call, and
 pytorch_paths_measured lists every path measured there (fastest of each).
@@ -48,6 +49,15 @@ def refs_of(d):
     for f in sorted(glob.glob(os.path.join(d, "refs", "*.json"))):
         out.append(json.load(open(f)))
     return out
+
+
+def tie_note(row, x):
+    """Says in row["note"] when a decode check's tokens differ from the
+    reference only after near-ties of it (teacher forcing finds ties and no
+    other difference)."""
+    if not x["TokensMatch"] and x["ForcedTies"] > 0 and x["ForcedOther"] == 0:
+        row["note"] = (f"greedy tokens part after a near-tie of the reference (teacher forcing: {x['ForcedTies']} ties, "
+                       "no other difference; a tie is a top-2 gap of the reference within the logit error)")
 
 
 def family(strategy):
@@ -136,9 +146,7 @@ for c in calls:
             "ms_per_token_median": x["StepMedianMS"], "kernel_ms_median": x["KernelMedianMS"],
             "prepare_seconds": x["PrepareSeconds"],
         }
-        if not x["TokensMatch"] and x["ForcedTies"] > 0 and x["ForcedOther"] == 0:
-            row["note"] = ("greedy tokens part after a near-tie of the reference (teacher forcing: only ties, a top-2 gap "
-                           "within the logit error); the rolled-head inits avoid such ties")
+        tie_note(row, x)
         out.append(row)
         key = (x["Model"],) + family(x["Strategy"])
         rank = (bool(x["TokensMatch"]), distinct or 0)
@@ -156,14 +164,30 @@ for c in calls:
             "logits_rel_err_teacher_forced": x["ForcedBF16Rel"], "bound_rel_bf16": x["BoundBF16Rel"],
             "ms_per_token_median": x["StepMedianMS"], "kernel_ms_median": x["KernelMedianMS"], "prepare_seconds": x["PrepareSeconds"],
         }
+        tie_note(row, x)
         out.append(row)
         key = (x["Model"], x["Batch"]) + family(x["Strategy"])
         if key not in bchecks or x["TokensMatch"] >= bchecks[key]["tokens_match"]:
             bchecks[key] = row
+
+
+def correctness(model, batch, fam):
+    """The decode check a timed run takes its correctness from: the batched
+    check of the same model and family at the same batch, else the batched
+    check of that family at the nearest other batch (the larger of two as
+    near), else the batch-1 check of that family; {} when there is none."""
+    if (model, batch) + fam in bchecks:
+        return bchecks[(model, batch) + fam]
+    others = sorted((abs(k[1] - batch), -k[1]) for k in bchecks if k[0] == model and k[2:] == fam)
+    if others:
+        return bchecks[(model, -others[0][1]) + fam]
+    return checks.get((model,) + fam, (None, {}))[1]
+
+
 for c in calls:
     for b in sorted(c["bench"], key=lambda b: (b["Model"], b["Batch"], b["Pos"], b["Strategy"], b["PrefetchBytes"])):
         name, ms, bcall, same, measured = baseline(c, b["Model"], b["Batch"], b["Pos"])
-        ck = bchecks.get((b["Model"], b["Batch"]) + family(b["Strategy"])) or checks.get((b["Model"],) + family(b["Strategy"]), (None, {}))[1]
+        ck = correctness(b["Model"], b["Batch"], family(b["Strategy"]))
         fl = floor_ms[b["Model"]] if b["Batch"] == 1 else None
         out.append({
             "kind": "timed", "call": c["call"], "model": b["Model"], "strategy": b["Strategy"], "tile": b["Tile"], "prefetch_bytes": b["PrefetchBytes"],

@@ -10,7 +10,7 @@ import sys
 
 M = {"smollm2-135m": "SmolLM2-135M", "llama-3.2-1b": "Llama-3.2-1B", "llama-3-8b": "Llama-3-8B"}
 ORDER = list(M)
-CALLS = ["01b", "01c", "c1", "c2", "m1", "m2", "m3"]  # in time order
+CALLS = ["01b", "01c", "c1", "c2", "m1", "m2", "m3", "n1", "n2", "n3"]  # in time order
 
 
 def call(c):
