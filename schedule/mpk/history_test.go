@@ -2,6 +2,7 @@ package mpk_test
 
 import (
 	"context"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -158,5 +159,139 @@ func TestEscapedKeys(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("no race.raw of t2@1 and t3@1 in %v", res.Findings)
+	}
+}
+
+// randomGraph draws a small MPK graph: positions 2..n-1, each waiting on
+// an EMPTY event triggered by earlier positions (or on none) and
+// triggering an EMPTY event, END, or (rarely) nothing, every event's
+// num_triggers its number of triggers, tiles of three tensors.
+func randomGraph(r *rand.Rand) *mpk.Graph {
+	n := 4 + r.IntN(7)
+	empties := 1 + r.IntN(3)
+	end := 2 + empties
+	g := &mpk.Graph{Events: make([]mpk.Event, end+1)}
+	g.Events[0] = mpk.Event{Type: mpk.EventTermination, NumTriggers: 1}
+	g.Events[1] = mpk.Event{Type: mpk.EventLaunchDependentTasks, NumTriggers: 1, FirstTask: 2, LastTask: int64(n)}
+	for e := 2; e < end; e++ {
+		g.Events[e] = mpk.Event{Type: mpk.EventEmpty}
+	}
+	g.Events[end] = mpk.Event{Type: mpk.EventEndOfTaskGraph}
+	none := int64(mpk.InvalidEventID)
+	g.Tasks = []mpk.Task{
+		{Type: mpk.TaskTerminate, TriggerEvent: none, DependentEvent: none},
+		{Type: mpk.TaskBeginTaskGraph, TriggerEvent: 1, DependentEvent: none},
+	}
+	tile := func() []mpk.Tensor {
+		return []mpk.Tensor{{BasePtr: string(rune('a' + r.IntN(3))), Offset: int64(16 * r.IntN(2)), DataType: mpk.DTBF16, Dims: []int64{1, 8}, Strides: []int64{8, 1}}}
+	}
+	triggered := map[int64]bool{}
+	for pos := 2; pos < n; pos++ {
+		t := mpk.Task{Type: mpk.TaskIdentity, TriggerEvent: none, DependentEvent: none, Inputs: tile()}
+		if r.IntN(4) > 0 {
+			t.Outputs = tile()
+		}
+		var waitable []int64
+		for e := range triggered {
+			waitable = append(waitable, e)
+		}
+		slices.Sort(waitable)
+		if len(waitable) > 0 && r.IntN(3) > 0 {
+			t.DependentEvent = waitable[r.IntN(len(waitable))]
+		}
+		switch k := r.IntN(10); {
+		case pos == n-1 || k >= 5 && k < 9:
+			t.TriggerEvent = int64(end)
+		case k < 5:
+			t.TriggerEvent = int64(2 + r.IntN(empties))
+		}
+		if t.TriggerEvent != none {
+			triggered[t.TriggerEvent] = true
+			g.Events[t.TriggerEvent].NumTriggers++
+		}
+		g.Tasks = append(g.Tasks, t)
+	}
+	return g
+}
+
+// closed reports whether every position of g must run before END by its
+// events alone: it triggers END, or an event whose waiters include a
+// position that must (randomGraph's events need all their triggers).
+func closed(g *mpk.Graph) bool {
+	end := int64(len(g.Events) - 1)
+	must := make([]bool, len(g.Tasks))
+	for pos := len(g.Tasks) - 1; pos >= 2; pos-- {
+		tr := g.Tasks[pos].TriggerEvent
+		must[pos] = tr == end
+		for w := pos + 1; w < len(g.Tasks) && !must[pos] && tr != mpk.InvalidEventID; w++ {
+			must[pos] = must[w] && g.Tasks[w].DependentEvent == tr
+		}
+		if !must[pos] {
+			return false
+		}
+	}
+	return true
+}
+
+// On random graphs, every history Histories lists maps, and a graph in
+// which every task must run before END by its events alone verifies alike
+// in every history, feasible or not (any scheduler receiving each END).
+func TestHistoriesRandom(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 21))
+	listed, checked := 0, 0
+	const graphs = 300
+	for i := 0; i < graphs; i++ {
+		g := randomGraph(r)
+		o := mpk.Options{Workers: 3 + r.IntN(4), Schedulers: 2 + r.IntN(2), Iterations: 2 + r.IntN(2)}
+		hs, err := o.Histories(g)
+		if err != nil {
+			t.Fatalf("graph %d: %v", i, err)
+		}
+		verdict := func(h []int) string {
+			o := o
+			o.History = h
+			p, err := o.Map(g)
+			if err != nil {
+				t.Fatalf("graph %d, history %v: %v", i, h, err)
+			}
+			res, err := verify.Run(context.Background(), p, verify.Config{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return res.Verdict.String() + " " + strings.Join(codes(res), ",")
+		}
+		if hs != nil {
+			listed++
+			for _, h := range hs {
+				verdict(h)
+			}
+		}
+		if !closed(g) {
+			continue
+		}
+		if hs != nil {
+			t.Fatalf("graph %d %+v: every task must run before END, yet histories %v are listed", i, o, hs)
+		}
+		checked++
+		want := verdict(nil)
+		h := make([]int, o.Iterations-1)
+		for {
+			if got := verdict(h); got != want {
+				t.Fatalf("graph %d %+v: no histories listed, but history %v gives %s and the default %s\n%s", i, o, h, got, want, mpk.Marshal(g))
+			}
+			j := 0
+			for j < len(h) && h[j] == o.Schedulers-1 {
+				h[j] = 0
+				j++
+			}
+			if j == len(h) {
+				break
+			}
+			h[j]++
+		}
+	}
+	t.Logf("%d of %d graphs list histories; %d closed graphs checked in every history", listed, graphs, checked)
+	if listed == 0 || checked < 30 {
+		t.Errorf("%d graphs listed histories and %d were checked in every history; the generator no longer covers both", listed, checked)
 	}
 }
