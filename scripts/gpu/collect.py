@@ -20,10 +20,11 @@ One object per measured configuration: the decode checks (positions 0-63)
 and the timed runs. A decode check's tokens_match is strict greedy equality
 with PyTorch bf16 over 64 tokens. A timed run's tokens_match and logit error
 are those of the decode check of the same model and strategy family (fused
-or not; round-robin, split-KV or dynamic) at the same batch when a batched
-check of it exists, else at the nearest batch with a batched check of that
-family, else at batch 1, preferring a check whose reference steps through 64
-distinct tokens (the rolled lm head), named in correctness_from. The baseline is the fastest PyTorch path measured for the
+or not; round-robin, split-KV or dynamic; attention per sequence or not) at
+the same batch, else at the nearest batch with a check of that family (the
+larger of two as near); among batch-1 checks, one whose reference steps
+through 64 distinct tokens (the rolled lm head) is preferred. It is named in
+correctness_from. The baseline is the fastest PyTorch path measured for the
 same model, batch and position in any of the calls, named with its call;
 baseline_same_call says whether it ran in the timed run's own call, and
 pytorch_paths_measured lists every path measured there (fastest of each).
@@ -172,16 +173,16 @@ for c in calls:
 
 
 def correctness(model, batch, fam):
-    """The decode check a timed run takes its correctness from: the batched
-    check of the same model and family at the same batch, else the batched
-    check of that family at the nearest other batch (the larger of two as
-    near), else the batch-1 check of that family; {} when there is none."""
-    if (model, batch) + fam in bchecks:
-        return bchecks[(model, batch) + fam]
-    others = sorted((abs(k[1] - batch), -k[1]) for k in bchecks if k[0] == model and k[2:] == fam)
-    if others:
-        return bchecks[(model, -others[0][1]) + fam]
-    return checks.get((model,) + fam, (None, {}))[1]
+    """The decode check a timed run takes its correctness from: the check of
+    the same model and strategy family at the same batch (the batch-1 check
+    at batch 1), else the check of that family at the nearest other batch
+    (the larger of two as near); {} when there is none."""
+    have = {k[1]: r for k, r in bchecks.items() if k[0] == model and k[2:] == fam}
+    if (model,) + fam in checks:
+        have[1] = checks[(model,) + fam][1]
+    if not have:
+        return {}
+    return have[min(have, key=lambda b: (abs(b - batch), -b))]
 
 
 for c in calls:
