@@ -260,11 +260,26 @@ func TestHistoriesRandom(t *testing.T) {
 			}
 			return res.Verdict.String() + " " + strings.Join(codes(res), ",")
 		}
+		// Dynamic dispatch runs every assignment, so it races wherever
+		// some history does.
+		dyn := o
+		dyn.Dispatch = mpk.Dynamic
+		dp, err := dyn.Map(g)
+		if err != nil {
+			t.Fatalf("graph %d, dynamic: %v", i, err)
+		}
+		dres, err := verify.Run(context.Background(), dp, verify.Config{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		dynRaces := strings.Contains(strings.Join(codes(dres), ","), "race.")
+		for _, h := range append([][]int{nil}, hs...) {
+			if v := verdict(h); strings.Contains(v, "race.") && !dynRaces {
+				t.Fatalf("graph %d %+v: history %v races (%s), dynamic dispatch does not (%v)", i, o, h, v, codes(dres))
+			}
+		}
 		if hs != nil {
 			listed++
-			for _, h := range hs {
-				verdict(h)
-			}
 		}
 		if !closed(g) {
 			continue
