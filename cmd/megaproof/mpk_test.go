@@ -128,4 +128,12 @@ func TestVerifyMPKHistories(t *testing.T) {
 	if code, out := megaproof(t, "verify", mpkExample("history_dangling_first.json")); code != exitSafe {
 		t.Errorf("verify history_dangling_first.json = %d:\n%s", code, out)
 	}
+	// Beyond the histories mpk lists, a failing one still decides; when
+	// all listed are safe the graph is not decided.
+	if code, out := megaproof(t, "verify", "--iterations", "30", file); code != exitUnsafe || !strings.Contains(out, "race.waw") {
+		t.Errorf("verify --iterations 30 = %d, want %d:\n%s", code, exitUnsafe, out)
+	}
+	if code, out := megaproof(t, "verify", "--iterations", "12", mpkExample("history_dangling_first.json")); code != exitInvalid || !strings.Contains(out, "invalid.limit") {
+		t.Errorf("verify --iterations 12 history_dangling_first.json = %d, want %d with invalid.limit:\n%s", code, exitInvalid, out)
+	}
 }

@@ -71,17 +71,19 @@ var inputFormats = []inputFormat{
 // worker ends each iteration (mpk.Options.Histories), it maps every such
 // history and returns the first one verify.Run does not find safe, so that
 // verify, replay, report and dot all see a history in which the schedule
-// fails; the default history when every one is safe.
+// fails; the default history when every one is safe, and the
+// invalid.limit error when there are more histories than mpk decides and
+// those it listed are safe.
 func decodeMPK(data []byte) (*schedule.Program, error) {
 	g, err := mpk.Parse(data)
 	if err != nil {
 		return nil, err
 	}
-	ps, err := mpk.Options{Iterations: mpkIterations}.Programs(g)
+	ps, limit := mpk.Options{Iterations: mpkIterations}.Programs(g)
 	switch {
-	case err != nil:
-		return nil, err
-	case len(ps) == 1:
+	case len(ps) == 0:
+		return nil, limit
+	case len(ps) == 1 && limit == nil:
 		return ps[0], nil
 	}
 	chosen, inconclusive := ps[0], false
@@ -96,6 +98,9 @@ func decodeMPK(data []byte) (*schedule.Program, error) {
 		case res.Verdict == verify.Inconclusive && !inconclusive:
 			chosen, inconclusive = p, true
 		}
+	}
+	if limit != nil {
+		return nil, limit // more histories than were decided, all safe
 	}
 	return chosen, nil
 }

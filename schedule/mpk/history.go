@@ -36,7 +36,9 @@ const MaxHistories = 256
 // "Must run before" is taken through the graph's FIFO queues and through
 // events whose num_triggers equals the number of tasks that trigger
 // them (each of them is needed); any other event orders nothing here.
-// More than [MaxHistories] histories are an invalid.limit error.
+// Beyond [MaxHistories] histories it returns the first MaxHistories, by
+// how few choices differ from the default history, and an invalid.limit
+// error.
 func (o Options) Histories(g *Graph) ([][]int, error) {
 	o, err := o.withDefaults()
 	if err != nil {
@@ -51,7 +53,9 @@ func (o Options) Histories(g *Graph) ([][]int, error) {
 
 // Programs maps g once per history [Options.Histories] lists, the default
 // history first, or once when the verdict cannot depend on the history:
-// a schedule is safe when every program is. o.History is ignored.
+// a schedule is safe when every program is. o.History is ignored. Beyond
+// [MaxHistories] it returns the programs of the histories listed with
+// the invalid.limit error: one that is not safe still decides.
 func (o Options) Programs(g *Graph) ([]*schedule.Program, error) {
 	o, err := o.withDefaults()
 	if err != nil {
@@ -62,11 +66,11 @@ func (o Options) Programs(g *Graph) ([]*schedule.Program, error) {
 	if err != nil {
 		return nil, err
 	}
-	hs, err := o.histories(g, c)
-	if err != nil {
-		return nil, err
-	}
+	hs, limit := o.histories(g, c)
 	if hs == nil {
+		if limit != nil {
+			return nil, limit
+		}
 		hs = [][]int{nil}
 	}
 	out := make([]*schedule.Program, len(hs))
@@ -76,7 +80,7 @@ func (o Options) Programs(g *Graph) ([]*schedule.Program, error) {
 			return nil, err
 		}
 	}
-	return out, nil
+	return out, limit
 }
 
 // histories is Histories on a checked graph, with o's defaults set.
@@ -192,10 +196,15 @@ func (o Options) histories(g *Graph, c *checked) ([][]int, error) {
 
 	// Every sequence of choices, the default one first.
 	ceil := (W + S - 1) / S
+	// Every sequence of choices, by how many differ from the default one
+	// (the default history first, then those that change one choice, ...).
 	var out [][]int
-	several := false
-	var walk func(k int, cursor []int, hist []int) error
-	walk = func(k int, cursor []int, hist []int) error {
+	several, full := false, false
+	var walk func(k int, cursor []int, hist []int, dev, want int)
+	walk = func(k int, cursor []int, hist []int, dev, want int) {
+		if full {
+			return
+		}
 		copy(m.cursor, cursor)
 		e := 0
 		if k > 1 {
@@ -206,13 +215,14 @@ func (o Options) histories(g *Graph, c *checked) ([][]int, error) {
 			worker[pos] = m.next(int(m.sched[pos]))
 		}
 		if k == K {
-			if len(out) == MaxHistories {
-				var d diags
-				d.add(schedule.CodeLimit, "$.all_tasks", "the verdict depends on which worker ends each iteration, and %d iterations have more than %d such histories; verify fewer iterations", K, MaxHistories)
-				return d.err()
+			if dev == want {
+				if len(out) == MaxHistories {
+					full = true
+					return
+				}
+				out = append(out, slices.Clone(hist))
 			}
-			out = append(out, slices.Clone(hist))
-			return nil
+			return
 		}
 		def := min(worker[c.endLeaf]/ceil, S-1)
 		choices := []int{def}
@@ -223,15 +233,22 @@ func (o Options) histories(g *Graph, c *checked) ([][]int, error) {
 		}
 		several = several || len(choices) > 1
 		after := slices.Clone(m.cursor)
-		for _, s := range choices {
-			if err := walk(k+1, after, append(hist, s)); err != nil {
-				return err
+		for i, s := range choices {
+			if d := dev + min(i, 1); d <= want {
+				walk(k+1, after, append(hist, s), d, want)
 			}
 		}
-		return nil
 	}
-	if err := walk(1, slices.Clone(m.cursor), nil); err != nil {
-		return nil, err
+	for want := 0; want < K && !full; want++ {
+		walk(1, slices.Clone(m.cursor), nil, 0, want)
+		if !several {
+			return nil, nil
+		}
+	}
+	if full {
+		var d diags
+		d.add(schedule.CodeLimit, "$.all_tasks", "the verdict depends on which worker ends each iteration, and %d iterations have more than %d such histories; verify fewer iterations", K, MaxHistories)
+		return out, d.err()
 	}
 	if !several {
 		return nil, nil

@@ -2,6 +2,7 @@ package mpk_test
 
 import (
 	"context"
+	"errors"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -309,4 +310,47 @@ func TestHistoriesRandom(t *testing.T) {
 	if listed == 0 || checked < 30 {
 		t.Errorf("%d graphs listed histories and %d were checked in every history; the generator no longer covers both", listed, checked)
 	}
+}
+
+// Beyond MaxHistories, Programs returns the histories that change the
+// fewest choices of the default one, with an invalid.limit error: 12
+// iterations of history_dangling_first.json have 2^11 histories, and the
+// first listed after the default changes one choice.
+func TestHistoriesLimit(t *testing.T) {
+	g, err := mpk.Parse(read(t, "history_dangling_first.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := mpk.Options{Iterations: 12}
+	hs, err := o.Histories(g)
+	var se *schedule.Error
+	if !errors.As(err, &se) || se.Diagnostics[0].Code != schedule.CodeLimit || len(hs) != mpk.MaxHistories {
+		t.Fatalf("%d histories, %v; want %d and an invalid.limit error", len(hs), err, mpk.MaxHistories)
+	}
+	changed := func(h []int) int {
+		n := 0
+		for i := range h {
+			n += b2i(h[i] != hs[0][i])
+		}
+		return n
+	}
+	for i := 1; i < len(hs); i++ {
+		if changed(hs[i]) < changed(hs[i-1]) {
+			t.Fatalf("history %d %v changes fewer choices than history %d %v", i, hs[i], i-1, hs[i-1])
+		}
+	}
+	if changed(hs[1]) != 1 {
+		t.Errorf("history 1 %v changes %d choices of the default %v, want 1", hs[1], changed(hs[1]), hs[0])
+	}
+	ps, err := o.Programs(g)
+	if len(ps) != mpk.MaxHistories || err == nil {
+		t.Errorf("Programs: %d programs, %v; want %d and the limit error", len(ps), err, mpk.MaxHistories)
+	}
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
