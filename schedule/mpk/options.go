@@ -13,11 +13,12 @@ type Dispatch uint8
 
 // Dispatch models.
 const (
-	// Static fixes the assignment MPK's schedulers make in one history:
-	// the round-robin of MPK's dispatch loop (see the package
-	// documentation). Each worker runs its tasks in FIFO order, so the
-	// residency of workers and the fill of each queue are modelled
-	// exactly.
+	// Static fixes the assignment MPK's schedulers make in one history
+	// ([Options.History]; [Options.Histories] lists those whose verdicts
+	// can differ): the round-robin of MPK's dispatch loop (see the
+	// package documentation). Each worker runs its tasks in FIFO order,
+	// so the residency of workers and the fill of each queue are
+	// modelled exactly.
 	Static Dispatch = iota
 	// Dynamic lets any worker run any task once it is ready: every
 	// assignment the run-time cursor rotation can produce, with each task
