@@ -82,7 +82,8 @@
 // the next iteration in different histories. [Options.Histories] lists
 // the histories whose verdicts can differ, and [Options.Programs] maps
 // each (megaproof verify decides every one and reports a failing one); a
-// schedule is safe when all are. [Dynamic] dispatch makes every task its
+// schedule is safe when all are. A program mapped for a given history is
+// named after it ("mpk task graph (END(1) to scheduler 0)"). [Dynamic] dispatch makes every task its
 // own thread ordered only by its events and the dispatch gate: every
 // assignment the run-time cursor rotation can produce, and more. Since MPK's dependencies point to
 // smaller positions, no assignment deadlocks when every worker is

@@ -84,6 +84,20 @@ func (m *mapper) build(total int) {
 	dynamic := o.Dispatch == Dynamic
 
 	p := &schedule.Program{Name: "mpk task graph"}
+	if len(o.History) > 0 {
+		// Name the history given, so a report says which one it shows.
+		b := []byte(p.Name + " (")
+		for i, e := range o.History {
+			if i > 0 {
+				b = append(b, ", "...)
+			}
+			b = append(b, "END("...)
+			b = strconv.AppendInt(b, int64(i+1), 10)
+			b = append(b, ") to scheduler "...)
+			b = strconv.AppendInt(b, int64(e), 10)
+		}
+		p.Name = string(append(b, ')'))
+	}
 	m.p = p
 	p.Launch = schedule.Launch{Target: o.Target, SMs: o.SMs, PerSM: 1, Workers: W}
 	base := 0 // launch index of MPK worker 0
