@@ -46,6 +46,27 @@ type form struct {
 	checks    int      // guard pre-checks (fCheck ops) in the form
 }
 
+// countOps sets count[i] to the ops of task i, for i in [lo, hi): its body,
+// its steps (a sync is two), its guard checks. (A function of its own: a
+// closure would be kept on the heap by the goroutine of large programs.)
+func countOps(p *schedule.Program, count []int32, lo, hi int) {
+	for i := lo; i < hi; i++ {
+		t := &p.Tasks[i]
+		n := int32(1 + len(t.Before) + len(t.After) + guardChecks(t))
+		for _, s := range t.Before {
+			if s.Kind == schedule.Sync {
+				n++
+			}
+		}
+		for _, s := range t.After {
+			if s.Kind == schedule.Sync {
+				n++
+			}
+		}
+		count[i] = n
+	}
+}
+
 func lowerForm(p *schedule.Program) *form {
 	nc, nb := len(p.Counters), len(p.Barriers)
 	f := &form{p: p, workers: p.Launch.Workers, nc: nc, nb: nb}
@@ -80,31 +101,14 @@ func lowerForm(p *schedule.Program) *form {
 			f.taskTh[i] = w
 		}
 	}
-	countOps := func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			t := &p.Tasks[i]
-			n := int32(1 + len(t.Before) + len(t.After) + guardChecks(t))
-			for _, s := range t.Before {
-				if s.Kind == schedule.Sync {
-					n++
-				}
-			}
-			for _, s := range t.After {
-				if s.Kind == schedule.Sync {
-					n++
-				}
-			}
-			count[i] = n
-		}
-	}
 	if parallelLowering && len(p.Tasks) >= 1<<16 {
 		var wg sync.WaitGroup
 		half := len(p.Tasks) / 2
-		wg.Go(func() { countOps(0, half) })
-		countOps(half, len(p.Tasks))
+		wg.Go(func() { countOps(p, count, 0, half) })
+		countOps(p, count, half, len(p.Tasks))
 		wg.Wait()
 	} else {
-		countOps(0, len(p.Tasks))
+		countOps(p, count, 0, len(p.Tasks))
 	}
 	for i, n := range count {
 		f.start[f.taskTh[i]+1] += n

@@ -219,7 +219,10 @@ func analyze(ctx context.Context, p *schedule.Program, cfg Config, checks []*Che
 		}
 		switch {
 		case c == Static && len(p.Tasks) >= backgroundTasks:
-			bg, staticAt = make(chan []Finding, 1), len(v.findings)
+			// The goroutine has a channel of its own: were it to capture
+			// bg, every call would keep bg on the heap.
+			ch := make(chan []Finding, 1)
+			bg, staticAt = ch, len(v.findings)
 			races := slices.Contains(checks, Races) && !v.f.semaphore && v.exploreWhy == ""
 			go func() {
 				var static []Finding
@@ -227,7 +230,7 @@ func analyze(ctx context.Context, p *schedule.Program, cfg Config, checks []*Che
 				// reach: it is carried to joinStatic and raised there.
 				defer func() {
 					v.bgPanic = recover()
-					bg <- static
+					ch <- static
 				}()
 				if races {
 					v.pregrid, v.preAccesses = newGrid(p, func(int32) bool { return true })
