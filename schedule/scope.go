@@ -2,6 +2,13 @@ package schedule
 
 import "errors"
 
+// The failures checkScopeRace reports, made once (see Exhibits).
+var (
+	errScopeNoThread  = errors.New("a task of the witness has no thread")
+	errScopeOneThread = errors.New("both tasks run on one thread")
+	errScopeOrdered   = errors.New("no cta-scoped operation of one task meets an operation of the other on its object unordered")
+)
+
 // checkScopeRace confirms a race.scope witness: after the trace, an
 // operation of task a and one of task b, on different threads and on one
 // counter or semaphore, at least one modifying it and at least one
@@ -11,10 +18,10 @@ func checkScopeRace(p *Program, st *State, a, b int) error {
 	f := st.form
 	ta, tb := st.threadOf(a), st.threadOf(b)
 	if ta < 0 || tb < 0 {
-		return errors.New("a task of the witness has no thread")
+		return errScopeNoThread
 	}
 	if ta == tb {
-		return errors.New("both tasks run on one thread")
+		return errScopeOneThread
 	}
 	at := st.eventIndex()
 	for i, x := range f.Threads[ta].Ops {
@@ -37,7 +44,7 @@ func checkScopeRace(p *Program, st *State, a, b int) error {
 			return nil
 		}
 	}
-	return errors.New("no cta-scoped operation of one task meets an operation of the other on its object unordered")
+	return errScopeOrdered
 }
 
 // syncAccess reports whether op reads or writes a counter or semaphore.

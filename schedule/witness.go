@@ -52,6 +52,19 @@ func CheckWitness(p *Program, code string, tasks []int, trace []Event) error {
 	return st.Exhibits(code, tasks)
 }
 
+// The failures Exhibits reports with a fixed message, made once: the
+// witness minimiser asks about many candidate traces that fail.
+var (
+	errNoDeadlock     = errors.New("the trace does not end in a deadlock")
+	errNoOverflow     = errors.New("no counter overflowed")
+	errRaceTasks      = errors.New("a race witness names two tasks")
+	errNoBodies       = errors.New("the trace does not begin both bodies")
+	errOrdered        = errors.New("one body happens before the other")
+	errNoReader       = errors.New("an uninitialized-read witness names the reader")
+	errReaderNotBegun = errors.New("the trace does not begin the reader")
+	errCovered        = errors.New("every byte the reader reads is written before it")
+)
+
 // Exhibits judges the state an execution of a valid program reached (by
 // [Replay] or a [Machine]) as [CheckWitness] judges the state its trace
 // reaches: nil when it exhibits a finding of the given code for the given
@@ -68,7 +81,7 @@ func (st *State) Exhibits(code string, tasks []int) error {
 	switch family {
 	case "deadlock", "occupancy":
 		if !st.Stuck() {
-			return errors.New("the trace does not end in a deadlock")
+			return errNoDeadlock
 		}
 		return nil
 	case "counter-overflow":
@@ -80,10 +93,10 @@ func (st *State) Exhibits(code string, tasks []int) error {
 		if len(tasks) > 0 {
 			return fmt.Errorf("no counter that task %q signals overflowed", p.Tasks[tasks[0]].Name)
 		}
-		return errors.New("no counter overflowed")
+		return errNoOverflow
 	case "race":
 		if len(tasks) < 2 {
-			return errors.New("a race witness names two tasks")
+			return errRaceTasks
 		}
 		a, b := tasks[0], tasks[1]
 		if code == "race.scope" {
@@ -95,26 +108,26 @@ func (st *State) Exhibits(code string, tasks []int) error {
 		ba, ea := st.BodyEvents(a)
 		bb, eb := st.BodyEvents(b)
 		if ba < 0 || bb < 0 {
-			return errors.New("the trace does not begin both bodies")
+			return errNoBodies
 		}
 		if st.HappensBefore(ea, bb) || st.HappensBefore(eb, ba) {
-			return errors.New("one body happens before the other")
+			return errOrdered
 		}
 		return nil
 	case "uninitialized-read":
 		if len(tasks) < 1 {
-			return errors.New("an uninitialized-read witness names the reader")
+			return errNoReader
 		}
 		r := tasks[0]
 		br, _ := st.BodyEvents(r)
 		if br < 0 {
-			return errors.New("the trace does not begin the reader")
+			return errReaderNotBegun
 		}
 		switch un, err := uncoveredRead(p, st, r, br); {
 		case err != nil:
 			return err
 		case !un:
-			return errors.New("every byte the reader reads is written before it")
+			return errCovered
 		}
 		return nil
 	}
