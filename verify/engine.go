@@ -61,6 +61,7 @@ type engine struct {
 type engineSmall struct {
 	ints     [3 * smallThreads]int32
 	val      [smallObjects]uint64
+	heaps    [smallObjects][]waitEntry
 	overflow [smallObjects]bool
 	trace    [smallOps]int32
 }
@@ -105,7 +106,11 @@ func newEngine(f *form, syncMode bool) *engine {
 	} else {
 		e.val = make([]uint64, len(f.init))
 	}
-	e.heaps = make([][]waitEntry, len(f.init))
+	if len(f.init) <= smallObjects {
+		e.heaps = e.sm.heaps[:len(f.init):len(f.init)]
+	} else {
+		e.heaps = make([][]waitEntry, len(f.init))
+	}
 	if f.nc <= smallObjects {
 		e.overflow = e.sm.overflow[:f.nc:f.nc]
 	} else {
