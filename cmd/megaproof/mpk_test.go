@@ -137,3 +137,29 @@ func TestVerifyMPKHistories(t *testing.T) {
 		t.Errorf("verify --iterations 12 history_dangling_first.json = %d, want %d with invalid.limit:\n%s", code, exitInvalid, out)
 	}
 }
+
+// A graph whose END has fewer num_triggers than tasks that trigger it is
+// refused as unsupported when its programs are safe (MPK's exact-count END
+// can hang a later iteration, which megaproof does not model), and unsafe
+// when the early start races.
+func TestVerifyMPKEndUndercount(t *testing.T) {
+	code, out := megaproof(t, "verify", "--json", mpkExample("end_undercount_readonly.json"))
+	if code != exitInvalid || !strings.Contains(out, `"invalid.value"`) || !strings.Contains(out, "$.all_events[2].num_triggers") ||
+		!strings.Contains(out, "unsupported: END_OF_TASK_GRAPH has num_triggers 2 but 3 tasks trigger it") {
+		t.Fatalf("verify end_undercount_readonly.json = %d, want %d, unsupported at END's num_triggers:\n%s", code, exitInvalid, out)
+	}
+	checkResultSchema(t, out)
+	if code, out := megaproof(t, "verify", "--iterations", "1", mpkExample("end_undercount_readonly.json")); code != exitSafe {
+		t.Errorf("verify --iterations 1 = %d, want %d:\n%s", code, exitSafe, out)
+	}
+	if code, out := megaproof(t, "verify", mpkExample("end_count_readonly.json")); code != exitSafe {
+		t.Errorf("verify end_count_readonly.json = %d, want %d:\n%s", code, exitSafe, out)
+	}
+	file := mpkExample("end_undercount_race.json")
+	if code, out := megaproof(t, "verify", file); code != exitUnsafe || !strings.Contains(out, "race.") {
+		t.Errorf("verify end_undercount_race.json = %d, want %d with a race:\n%s", code, exitUnsafe, out)
+	}
+	if code, out := megaproof(t, "replay", file); code != 0 || !strings.Contains(out, "confirmed") {
+		t.Errorf("replay end_undercount_race.json = %d:\n%s", code, out)
+	}
+}

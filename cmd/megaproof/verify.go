@@ -71,9 +71,9 @@ var inputFormats = []inputFormat{
 // worker ends each iteration (mpk.Options.Histories), it maps every such
 // history and returns the first one verify.Run does not find safe, so that
 // verify, replay, report and dot all see a history in which the schedule
-// fails; the default history when every one is safe, and the
-// invalid.limit error when there are more histories than mpk decides and
-// those it listed are safe.
+// fails; the default history when every one is safe, and Programs' error
+// when it has one (more histories than mpk decides, or an END with fewer
+// num_triggers than triggers) and every program is safe.
 func decodeMPK(data []byte) (*schedule.Program, error) {
 	g, err := mpk.Parse(data)
 	if err != nil {

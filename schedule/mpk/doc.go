@@ -58,7 +58,9 @@
 // trigger of iteration k can later make the count without firing, so the
 // runtime may also hang in a later iteration: the mapping reports what the
 // early start allows (the iterations overlap, which races when they touch
-// the same bytes) but not that hang.
+// the same bytes) but not that hang, so [Options.Programs] (what megaproof
+// verify decides) refuses such a graph as unsupported unless one of its
+// programs is unsafe.
 //
 // # Dispatch
 //
@@ -209,7 +211,8 @@
 // Not invalid, since the runtime does not rely on them or they are the
 // verifier's to decide: event ranges of EMPTY events (redundant with
 // dependent_event since the prelaunch rewrite), num_triggers that do not
-// match the triggering tasks, tasks that do not trigger, dependencies that
+// match the triggering tasks (but for END's below them, which
+// [Options.Programs] refuses when its programs are safe), tasks that do not trigger, dependencies that
 // point forward, first_tasks that disagree with the dependencies. Unknown
 // keys are ignored and missing metadata (request_id, expert_offset,
 // kv_idx, merge_task_offset, task_offset) defaults to -1 and variant_id to

@@ -1,6 +1,7 @@
 package mpk
 
 import (
+	"fmt"
 	"slices"
 
 	"github.com/megaproof/megaproof/schedule"
@@ -53,9 +54,26 @@ func (o Options) Histories(g *Graph) ([][]int, error) {
 
 // Programs maps g once per history [Options.Histories] lists, the default
 // history first, or once when the verdict cannot depend on the history:
-// a schedule is safe when every program is. o.History is ignored. Beyond
-// [MaxHistories] it returns the programs of the histories listed with
-// the invalid.limit error: one that is not safe still decides.
+// a schedule is safe when every program is. o.History is ignored.
+//
+// Some graphs the programs cannot clear; for them Programs returns the
+// programs with an error, and a program that is not safe still decides,
+// while one that is safe proves nothing:
+//
+//   - beyond [MaxHistories] histories, the programs of the histories
+//     listed, with an invalid.limit error;
+//   - with two or more iterations, END_OF_TASK_GRAPH's num_triggers below
+//     the number of tasks that trigger it, with an invalid.value error
+//     whose message starts "unsupported:". MPK fires END when a signal
+//     makes its counter exactly num_triggers × the signalling task's
+//     iteration: END(1) fires early, at the same signal as in the
+//     mapping, but a late trigger of one iteration can take the count
+//     another iteration's END waits for, and the kernel then hangs (with
+//     T triggers and num_triggers N < T, at the latest in iteration
+//     ⌈T / (T-N)⌉ when every iteration's triggers come before the next
+//     one's). The programs model the early start (the overlap of
+//     iterations, which races when they touch the same bytes), not that
+//     hang.
 func (o Options) Programs(g *Graph) ([]*schedule.Program, error) {
 	o, err := o.withDefaults()
 	if err != nil {
@@ -80,7 +98,37 @@ func (o Options) Programs(g *Graph) ([]*schedule.Program, error) {
 			return nil, err
 		}
 	}
+	if o.Iterations >= 2 {
+		if under := endUndercount(g, c); under != nil {
+			if limit != nil {
+				under.Diagnostics = append(limit.(*schedule.Error).Diagnostics, under.Diagnostics...)
+			}
+			return out, under
+		}
+	}
 	return out, limit
+}
+
+// endUndercount is the unsupported diagnostic of a graph whose
+// END_OF_TASK_GRAPH has fewer num_triggers than tasks that trigger it
+// (see [Options.Programs]), or nil.
+func endUndercount(g *Graph, c *checked) *schedule.Error {
+	end := len(g.Events) - 1
+	t := 0
+	for pos := 2; pos < len(g.Tasks); pos++ {
+		if int(c.trig[pos]) == end {
+			t++
+		}
+	}
+	n := g.Events[end].NumTriggers
+	if int64(t) <= n {
+		return nil
+	}
+	var d diags
+	d.add(schedule.CodeValue, fmt.Sprintf("$.all_events[%d].num_triggers", end),
+		"unsupported: END_OF_TASK_GRAPH has num_triggers %d but %d tasks trigger it: MPK fires END only when a signal makes its count exactly num_triggers × that task's iteration, so END fires before the iteration ends and a late trigger can take the count a later END waits for, which can hang the kernel (in iteration %d when every iteration's triggers come before the next one's); megaproof does not model that hang, so no program of this graph proves it safe",
+		n, t, (int64(t)+int64(t)-n-1)/(int64(t)-n))
+	return d.err().(*schedule.Error)
 }
 
 // histories is Histories on a checked graph, with o's defaults set.

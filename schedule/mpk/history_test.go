@@ -354,3 +354,60 @@ func b2i(b bool) int {
 	}
 	return 0
 }
+
+// In end_undercount_readonly.json three tasks trigger END, whose
+// num_triggers is 2, and every task only reads: the programs are safe
+// (the iterations overlap without touching the same bytes), but MPK's
+// exact-count END can hang a later iteration, so Programs refuses the
+// graph as unsupported at END's num_triggers. With num_triggers 3
+// (end_count_readonly.json), or one iteration, nothing is refused; in
+// end_undercount_race.json (the first example with END lowered) the early
+// start races, and that program still decides.
+func TestEndUndercount(t *testing.T) {
+	programs := func(name string, o mpk.Options) ([]*schedule.Program, error) {
+		t.Helper()
+		g, err := mpk.Parse(read(t, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return o.Programs(g)
+	}
+	verdicts := func(ps []*schedule.Program) []verify.Verdict {
+		t.Helper()
+		var out []verify.Verdict
+		for _, p := range ps {
+			res, err := verify.Run(context.Background(), p, verify.Config{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, res.Verdict)
+		}
+		return out
+	}
+	ps, err := programs("end_undercount_readonly.json", mpk.Options{})
+	var se *schedule.Error
+	if !errors.As(err, &se) || len(se.Diagnostics) != 1 {
+		t.Fatalf("end_undercount_readonly.json: %v, want one diagnostic", err)
+	}
+	if d := se.Diagnostics[0]; d.Code != schedule.CodeValue || d.Path != "$.all_events[2].num_triggers" ||
+		!strings.HasPrefix(d.Message, "unsupported: END_OF_TASK_GRAPH has num_triggers 2 but 3 tasks trigger it") ||
+		!strings.Contains(d.Message, "in iteration 3 when") {
+		t.Errorf("diagnostic %+v", d)
+	}
+	if v := verdicts(ps); !slices.Equal(v, []verify.Verdict{verify.Safe}) {
+		t.Errorf("programs of end_undercount_readonly.json: %v, want one safe program beside the refusal", v)
+	}
+	if ps, err := programs("end_undercount_readonly.json", mpk.Options{Iterations: 1}); err != nil || len(ps) != 1 {
+		t.Errorf("one iteration: %d programs, %v; want one, no error", len(ps), err)
+	}
+	if ps, err := programs("end_count_readonly.json", mpk.Options{}); err != nil || !slices.Equal(verdicts(ps), []verify.Verdict{verify.Safe}) {
+		t.Errorf("end_count_readonly.json: %v, want safe", err)
+	}
+	ps, err = programs("end_undercount_race.json", mpk.Options{})
+	if !errors.As(err, &se) || !strings.HasPrefix(se.Diagnostics[0].Message, "unsupported: END_OF_TASK_GRAPH") {
+		t.Fatalf("end_undercount_race.json: %v", err)
+	}
+	if v := verdicts(ps); !slices.Contains(v, verify.Unsafe) {
+		t.Errorf("programs of end_undercount_race.json: %v, want an unsafe one", v)
+	}
+}
