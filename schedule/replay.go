@@ -148,12 +148,16 @@ func (t *Thread) Simple() bool {
 func (m *Machine) Clone() *Machine {
 	c := &Machine{m.State}
 	s := &c.State
-	// The fixed-size lists, never nil, are copied into three slabs.
-	ints := make([]int32, 0, len(m.Pos)+len(m.lastFence)+len(m.begin)+len(m.end))
+	// The fixed-size lists, never nil, are copied into three slabs; the
+	// observed counts, which grow with every step, end the first one with
+	// room for a few before their first reallocation (nothing follows
+	// them in it).
+	ints := make([]int32, 0, len(m.Pos)+len(m.lastFence)+len(m.begin)+len(m.end)+len(m.observed)+cloneRoom)
 	s.Pos, ints = cloneInto(ints, m.Pos)
 	s.lastFence, ints = cloneInto(ints, m.lastFence)
 	s.begin, ints = cloneInto(ints, m.begin)
-	s.end, _ = cloneInto(ints, m.end)
+	s.end, ints = cloneInto(ints, m.end)
+	s.observed = append(ints[:0], m.observed...)
 	words := make([]uint64, 0, len(m.Counters)+len(m.Arrivals)+len(m.Tokens))
 	s.Counters, words = cloneInto(words, m.Counters)
 	s.Arrivals, words = cloneInto(words, m.Arrivals)
@@ -184,7 +188,6 @@ func (m *Machine) Clone() *Machine {
 			s.releases[i] = slices.Clone(r)
 		}
 	}
-	s.observed = append(make([]int32, 0, len(m.observed)+cloneRoom), m.observed...)
 	if m.holds != nil {
 		s.holds = slices.Clone(m.holds)
 	}

@@ -84,6 +84,12 @@ type shadowPass struct {
 	items     []item         // scratch for an access's items
 	spare     []*shadowArena // released arenas, for reuse
 	spareSegs [][]segment    // released segment lists, for reuse
+
+	// The first room of items, spare and spareSegs, in the pass's own
+	// allocation: tiny programs are verified by the thousand.
+	items0     [4]item
+	spare0     [4]*shadowArena
+	spareSegs0 [8][]segment
 }
 
 // shadowOrder runs the pass. complete is false when the pass stopped
@@ -101,6 +107,7 @@ func (v *verifier) shadowOrder(ctx context.Context, run *engine, g *grid, access
 	}
 	sp := &shadowPass{v: v, cp: cp, g: g, arenas: make([]*shadowArena, len(g.written)),
 		budget: shadowBudget(accesses), checked: make([]int32, len(f.p.Tasks))}
+	sp.items, sp.spare, sp.spareSegs = sp.items0[:0], sp.spare0[:0], sp.spareSegs0[:0]
 	p := f.p
 	visited, nextCheck := 0, 1<<16
 	cp.run(run.trace, func(b int32) bool {
