@@ -862,6 +862,9 @@ func (d *Device) launch(s *session, opt Options, t0 time.Time, download bool, io
 	}
 	smem, perSM := d.padding(threads, e.prog.Launch.PerSM, opt.FreeOccupancy)
 	coop := e.prog.Launch.Cooperative && d.coop
+	if err := permuteRefusal(opt.Permute, coop, e.Workers, perSM, d.info.SMs); err != nil {
+		return nil, err
+	}
 	cc := C.int(0)
 	if coop {
 		cc = 1

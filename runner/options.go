@@ -44,7 +44,11 @@ type Options struct {
 	// in [0, MaxDelay) before its body and again after it (seeded by Seed).
 	MaxDelay time.Duration
 	// Permute places workers on thread blocks by a pseudo-random
-	// permutation (seeded by Seed) instead of worker w on block w.
+	// permutation (seeded by Seed) instead of worker w on block w. A
+	// launch that is not cooperative and has more workers than the device
+	// keeps resident refuses it: there the blocks that wait to be
+	// scheduled are the highest-numbered ones, and the model's index-order
+	// residency (docs/SEMANTICS.md) holds for worker w on block w only.
 	Permute bool
 	// Seed seeds delays and the permutation.
 	Seed uint64
@@ -331,4 +335,14 @@ func gate(ctx context.Context, p *schedule.Program, o Options) error {
 		return fmt.Errorf("%w: %v", ErrUnverified, r.Err())
 	}
 	return nil
+}
+
+// permuteRefusal is the error of a run that would permute the workers of
+// a launch that is not cooperative over more workers than are resident
+// (perSM blocks on each of sms SMs), or nil (see [Options.Permute]).
+func permuteRefusal(permute, coop bool, workers, perSM, sms int) error {
+	if !permute || coop || workers <= perSM*sms {
+		return nil
+	}
+	return fmt.Errorf("runner: Permute on a launch that is not cooperative, of %d workers with %d resident (%d per SM × %d SMs): the workers beyond residency must be the highest-numbered ones, as verify assumed", workers, perSM*sms, perSM, sms)
 }
