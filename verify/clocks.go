@@ -107,6 +107,8 @@ type clockPass struct {
 	t          int32         // the thread of the body being visited
 	ctx        context.Context
 	err        error // ctx's error, if it stopped run
+
+	lists0 [4 * smallThreads]int32 // the per-thread lists of a small program, in the pass's own allocation
 }
 
 type lvlAdd struct{ lvl, amt uint64 }
@@ -239,7 +241,12 @@ func newClockPassCtx(ctx context.Context, f *form, hb bool) *clockPass {
 	// without ops has none (launches of many workers whose tasks are all
 	// dynamic would otherwise carry a component per idle worker).
 	// The per-thread lists share one slab.
-	lists := make([]int32, 4*T)
+	var lists []int32
+	if T <= smallThreads {
+		lists = cp.lists0[:4*T]
+	} else {
+		lists = make([]int32, 4*T)
+	}
 	cp.chainOf, cp.base = lists[:T:T], lists[T:2*T:2*T]
 	cp.lo, cp.hi = lists[2*T:3*T:3*T], lists[3*T:]
 	static := 0

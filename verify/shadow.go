@@ -63,8 +63,9 @@ type band struct {
 type readNode struct{ task, next int32 }
 
 type shadowArena struct {
-	bands []band
-	nodes []readNode // persistent lists: split segments share their tails
+	bands  []band
+	nodes  []readNode // persistent lists: split segments share their tails
+	bands0 [4]band    // the first room of bands, in the arena's own allocation
 }
 
 // shadowPass is the state of the pass over the greedy run.
@@ -189,10 +190,13 @@ func (sp *shadowPass) access(a schedule.Access, write bool) {
 // newArena returns the state of an arena nothing accessed yet: one band of
 // every row, no segment.
 func (sp *shadowPass) newArena() *shadowArena {
-	sa := &shadowArena{}
+	var sa *shadowArena
 	if n := len(sp.spare); n > 0 {
 		sa = sp.spare[n-1]
 		sp.spare = sp.spare[:n-1]
+	} else {
+		sa = &shadowArena{}
+		sa.bands = sa.bands0[:0]
 	}
 	sa.bands = append(sa.bands, band{rlo: math.MinInt64, rhi: math.MaxInt64, segs: sp.segList()})
 	return sa
