@@ -44,6 +44,18 @@ type form struct {
 	syncing   bool     // every edge synchronizes and all workers are resident
 	semaphore bool     // the program uses semaphores
 	checks    int      // guard pre-checks (fCheck ops) in the form
+
+	sm formSmall // the lists of a small program, in the form's own allocation
+}
+
+// formSmall holds a form's slabs when the program is small enough: tiny
+// programs are verified by the thousand, and each slab is otherwise an
+// allocation of its own.
+type formSmall struct {
+	slab  [64]int32
+	ints  [3 * smallOps]int32
+	bytes [2 * smallOps]uint8
+	words [smallOps + 4*smallObjects]uint64
 }
 
 // countOps sets count[i] to the ops of task i, for i in [lo, hi): its body,
@@ -81,7 +93,12 @@ func lowerForm(p *schedule.Program) *form {
 	// The per-task and per-thread lists share one slab, and so do the
 	// per-op lists once their size is known: small programs are lowered
 	// with a handful of allocations.
-	slab := make([]int32, 3*nT+2*nth+1)
+	var slab []int32
+	if n := 3*nT + 2*nth + 1; n <= len(f.sm.slab) {
+		slab = f.sm.slab[:n]
+	} else {
+		slab = make([]int32, n)
+	}
 	carve := func(n int) []int32 {
 		c := slab[:n:n]
 		slab = slab[n:]
@@ -118,11 +135,16 @@ func lowerForm(p *schedule.Program) *form {
 		f.start[t] += f.start[t-1]
 	}
 	nops := int(f.start[nth])
-	bytes := make([]uint8, 2*nops)
+	var bytes []uint8
+	var ints []int32
+	var words []uint64
+	if nops <= smallOps && nc+nb <= 2*smallObjects {
+		bytes, ints, words = f.sm.bytes[:2*nops:2*nops], f.sm.ints[:3*nops:3*nops], f.sm.words[:nops+2*(nc+nb):nops+2*(nc+nb)]
+	} else {
+		bytes, ints, words = make([]uint8, 2*nops), make([]int32, 3*nops), make([]uint64, nops+2*(nc+nb))
+	}
 	f.kind, f.flags = bytes[:nops:nops], bytes[nops:]
-	ints := make([]int32, 3*nops)
 	f.obj, f.task, f.opThread = ints[:nops:nops], ints[nops:2*nops:2*nops], ints[2*nops:]
-	words := make([]uint64, nops+2*(nc+nb))
 	f.val, f.init, f.total = words[:nops:nops], words[nops:nops+nc+nb:nops+nc+nb], words[nops+nc+nb:]
 	for i, c := range p.Counters {
 		f.init[i] = c.Init
