@@ -55,6 +55,17 @@ type Thread struct {
 type Form struct {
 	Workers int
 	Threads []Thread
+
+	small formSmall // a small program's lists, in the form's own allocation
+}
+
+// formSmall holds the lists of a small program's form: tiny programs are
+// lowered by the thousand (a Machine for each witness), and each list is
+// otherwise an allocation of its own.
+type formSmall struct {
+	threads [8]Thread
+	counts  [8]int
+	ops     [32]Op
 }
 
 // Lower returns the normal form of a valid program.
@@ -75,8 +86,13 @@ func Lower(p *Program) *Form {
 			dyn++
 		}
 	}
-	f := &Form{Workers: nw, Threads: make([]Thread, nw+dyn)}
-	counts := make([]int, nw+dyn)
+	f := &Form{Workers: nw}
+	var counts []int
+	if n := nw + dyn; n <= len(f.small.threads) {
+		f.Threads, counts = f.small.threads[:n:n], f.small.counts[:n:n]
+	} else {
+		f.Threads, counts = make([]Thread, n), make([]int, n)
+	}
 	total, d := 0, 0
 	for i := range p.Tasks {
 		t := &p.Tasks[i]
@@ -99,7 +115,12 @@ func Lower(p *Program) *Form {
 		counts[th] += n
 		total += n
 	}
-	slab := make([]Op, total)
+	var slab []Op
+	if total <= len(f.small.ops) {
+		slab = f.small.ops[:total:total]
+	} else {
+		slab = make([]Op, total)
+	}
 	for th := range f.Threads {
 		if th < nw {
 			f.Threads[th] = Thread{Worker: int32(th), Task: -1}
