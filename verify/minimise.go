@@ -346,7 +346,17 @@ func (z *minimiser) cone(w []schedule.Event) []schedule.Event {
 	nc, nb := len(p.Counters), len(p.Barriers)
 	raise := make([][]int, nc+nb+len(p.Semaphores))
 	byThread := make([][]int, len(form.Threads))
-	posInThread := make([]int, n)
+	// Each thread's events, their places and the positions kept share one
+	// slab: the threads' lists are carved at their lengths, counted first.
+	ints := make([]int, 2*n+len(form.Threads))
+	posInThread, slab, kept := ints[:n:n], ints[n:2*n:2*n], ints[2*n:] // kept: per thread, positions [0, kept) needed
+	for _, e := range w {
+		kept[e.Thread]++
+	}
+	for th, c := range kept {
+		byThread[th], slab = slab[:0:c], slab[c:]
+		kept[th] = 0
+	}
 	for i, e := range w {
 		posInThread[i] = len(byThread[e.Thread])
 		byThread[e.Thread] = append(byThread[e.Thread], i)
@@ -359,7 +369,6 @@ func (z *minimiser) cone(w []schedule.Event) []schedule.Event {
 			raise[nc+nb+int(o.Object)] = append(raise[nc+nb+int(o.Object)], i)
 		}
 	}
-	kept := make([]int, len(form.Threads)) // per thread: positions [0, kept) needed
 	enable := func(o schedule.Op, at int) {
 		switch o.Kind {
 		case schedule.OpWait:
