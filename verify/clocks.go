@@ -108,7 +108,12 @@ type clockPass struct {
 	ctx        context.Context
 	err        error // ctx's error, if it stopped run
 
-	lists0 [4 * smallThreads]int32 // the per-thread lists of a small program, in the pass's own allocation
+	// The per-thread lists of a small program, in the pass's own
+	// allocation: those newClockPassCtx sets, and run's clocks (its first
+	// run's).
+	lists0  [4 * smallThreads]int32
+	cur0    [smallThreads]tclock
+	active0 [smallThreads]bool
 }
 
 type lvlAdd struct{ lvl, amt uint64 }
@@ -561,8 +566,13 @@ func (cp *clockPass) run(trace []int32, visit func(task int32) bool) {
 	if !clockWindow {
 		w = func(t int32, v []int32) []int32 { return v[lo[t]:hi[t]] }
 	}
-	cur := make([]tclock, T)
-	active := make([]bool, T)
+	var cur []tclock
+	var active []bool
+	if T <= smallThreads && cp.cur == nil {
+		cur, active = cp.cur0[:T:T], cp.active0[:T:T]
+	} else {
+		cur, active = make([]tclock, T), make([]bool, T)
+	}
 	for t := range cur {
 		cur[t].base = -1
 		active[t] = t < f.workers
