@@ -784,9 +784,8 @@ func unwrittenBuffer(p *schedule.Program, f *Finding) (buf int, written []geom.R
 				}
 			}
 		}
-		whole := geom.Strided(geom.Pos(0, 0), b.Size, 1, 0)
-		gap, found, done := geom.Uncovered([]geom.Rect{whole}, written, staticBudget(len(written)))
-		if done && found && unwrittenMessage(b.Name, geom.Byte(0, gap.Lo), geom.Byte(0, gap.Hi)) == f.Message {
+		lo, hi, found, done := unwrittenRun(written, b.Size)
+		if done && found && unwrittenMessage(b.Name, lo, hi) == f.Message {
 			return bi, written, writer, true
 		}
 	}
@@ -805,10 +804,9 @@ func unwrittenPatch(p *schedule.Program, f *Finding) []PatchOp {
 		return nil
 	}
 	b := p.Buffers[bi]
-	whole := geom.Strided(geom.Pos(0, 0), b.Size, 1, 0)
 	var accesses []any
 	for {
-		gap, found, done := geom.Uncovered([]geom.Rect{whole}, written, staticBudget(len(written)))
+		lo, hi, found, done := unwrittenRun(written, b.Size)
 		if !done {
 			return nil
 		}
@@ -818,13 +816,12 @@ func unwrittenPatch(p *schedule.Program, f *Finding) []PatchOp {
 		if len(accesses) == maxUnwrittenGaps {
 			return nil
 		}
-		lo, hi := geom.Byte(0, gap.Lo), geom.Byte(0, gap.Hi)
 		access := map[string]any{"buffer": b.Name, "length": hi - lo}
 		if lo != 0 {
 			access["offset"] = lo
 		}
 		accesses = append(accesses, access)
-		written = append(written, geom.Strided(gap.Lo, uint64(hi-lo), 1, 0))
+		written = append(written, geom.Strided(geom.Pos(0, lo), uint64(hi-lo), 1, 0))
 	}
 	if writer < 0 {
 		names := map[string]bool{}

@@ -34,6 +34,19 @@ func (v *verifier) addStatic(at int, static []Finding) {
 // writes; tests shrink it.
 var staticBudget = func(writes int) int64 { return 64*int64(writes) + 1<<21 }
 
+// unwrittenRun returns the bytes [lo, hi) of the first run of an output of
+// size bytes that no rectangle of written covers, the whole run: up to the
+// next written byte or the output's end; found is false when every byte is
+// written, ok false when deciding it needs more than the static budget.
+func unwrittenRun(written []geom.Rect, size uint64) (lo, hi int64, found, ok bool) {
+	whole := geom.Strided(geom.Pos(0, 0), size, 1, 0)
+	gap, found, ok := geom.Uncovered([]geom.Rect{whole}, written, staticBudget(len(written)))
+	if !found || !ok {
+		return 0, 0, found, ok
+	}
+	return geom.Byte(0, gap.Lo), geom.Byte(0, geom.UncoveredUntil(written, gap.Lo, whole.End())), true, true
+}
+
 // unwrittenMessage is the message of an output-unwritten finding.
 func unwrittenMessage(buffer string, lo, hi int64) string {
 	return newMsg().s("output ").s(buffer).s(": bytes [").i(lo).s(", ").i(hi).s(") are never written").String()
@@ -102,17 +115,15 @@ func staticFindings(p *schedule.Program) []Finding {
 		if b.Kind != schedule.KindOutput || faults.On(faults.OutputUnwrittenSkipped) {
 			continue
 		}
-		whole := geom.Strided(geom.Pos(0, 0), b.Size, 1, 0)
-		budget := staticBudget(len(written[bi]))
-		gap, found, ok := geom.Uncovered([]geom.Rect{whole}, written[bi], budget)
+		lo, hi, found, ok := unwrittenRun(written[bi], b.Size)
 		switch {
 		case !ok:
-			add(Finding{Code: CodeInconclusive, Message: fmt.Sprintf("output %s: whether its writes cover every byte is not decided: the strides of its writes need more than %d pieces", b.Name, budget)})
+			add(Finding{Code: CodeInconclusive, Message: fmt.Sprintf("output %s: whether its writes cover every byte is not decided: the strides of its writes need more than %d pieces", b.Name, staticBudget(len(written[bi])))})
 		case found:
 			add(Finding{
 				Code:    CodeOutputUnwritten,
-				Message: unwrittenMessage(b.Name, geom.Byte(0, gap.Lo), geom.Byte(0, gap.Hi)),
-				Fix:     newMsg().s("write bytes [").i(geom.Byte(0, gap.Lo)).s(", ").i(geom.Byte(0, gap.Hi)).s(") of ").s(b.Name).s(" in the task that produces them (the missing tile)").String(),
+				Message: unwrittenMessage(b.Name, lo, hi),
+				Fix:     newMsg().s("write bytes [").i(lo).s(", ").i(hi).s(") of ").s(b.Name).s(" in the task that produces them (the missing tile)").String(),
 			})
 		}
 	}

@@ -53,6 +53,38 @@ func (r Rect) Contains(x int64) bool {
 	return (x-r.Off)%r.Stride < r.Len
 }
 
+// NextCovered returns the first position at or after x that the
+// rectangle contains, and false if there is none.
+func (r Rect) NextCovered(x int64) (int64, bool) {
+	switch {
+	case x < r.Off:
+		return r.Off, true
+	case x >= r.End():
+		return 0, false
+	}
+	d := x - r.Off
+	if d%r.Stride < r.Len {
+		return x, true
+	}
+	if q := d / r.Stride; q+1 < r.Rows {
+		return r.Off + (q+1)*r.Stride, true
+	}
+	return 0, false
+}
+
+// UncoveredUntil returns the end of the run of positions from x that no
+// rectangle of covers contains, at most end: the first position at or
+// after x that one contains, or end. x itself must be uncovered for the
+// run to be one.
+func UncoveredUntil(covers []Rect, x, end int64) int64 {
+	for _, r := range covers {
+		if y, ok := r.NextCovered(x); ok && y < end {
+			end = y
+		}
+	}
+	return end
+}
+
 // Overlap reports whether two rectangles share a byte. Two rows overlap
 // exactly when one starts inside the other, so the question is whether
 // some row of one starts inside a row of the other: a count of residues,

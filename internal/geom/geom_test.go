@@ -298,3 +298,34 @@ func TestHugeRowsFewPieces(t *testing.T) {
 		t.Fatal("expected the budget to refuse")
 	}
 }
+
+// NextCovered and UncoveredUntil agree with byte enumeration.
+func TestNextCoveredBruteForce(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		n := rapid.IntRange(0, 3).Draw(t, "n")
+		covers := make([]Rect, n)
+		for i := range covers {
+			covers[i] = smallRect(t, fmt.Sprint("r", i))
+		}
+		x := rapid.Int64Range(-8, 72).Draw(t, "x")
+		end := rapid.Int64Range(x, 80).Draw(t, "end")
+		for i, r := range covers {
+			want, found := int64(0), false
+			for y := x; y < r.End()+1 && !found; y++ {
+				if r.Contains(y) {
+					want, found = y, true
+				}
+			}
+			if got, ok := r.NextCovered(x); ok != found || got != want {
+				t.Fatalf("rect %d %+v: NextCovered(%d) = %d, %v; bytes say %d, %v", i, r, x, got, ok, want, found)
+			}
+		}
+		want := x
+		for want < end && !slices.ContainsFunc(covers, func(r Rect) bool { return r.Contains(want) }) {
+			want++
+		}
+		if got := UncoveredUntil(covers, x, end); got != want {
+			t.Fatalf("UncoveredUntil(%+v, %d, %d) = %d, bytes say %d", covers, x, end, got, want)
+		}
+	})
+}
