@@ -265,6 +265,9 @@ type BatchDecodeResult struct {
 	HeadFromEmbed            bool
 	HeadRoll                 int // rows
 	Batch, Tasks, Steps      int
+	// First is sequence 0's token at position 0; sequence r starts from
+	// First + 97 r (llama_ref.py --first, --batches).
+	First int32
 	// TokensMatch: every sequence's greedy tokens equal PyTorch bf16's;
 	// FirstMismatch per sequence (-1 when all match).
 	TokensMatch   bool
@@ -329,7 +332,7 @@ func TestGPULlamaDecodeBatch(t *testing.T) {
 							t.Fatal(err)
 						}
 						r := BatchDecodeResult{Model: name, Strategy: sname, Weights: lr.weights, EmbedShift: lr.ref.EmbedShift, HeadFromEmbed: lr.ref.HeadEmbed, HeadRoll: lr.ref.HeadRoll,
-							Batch: batch, Tasks: len(encs[br.Steps-1].prog.Tasks), Steps: br.Steps, PrepareSeconds: prep.Seconds(), BoundBF16Rel: bound}
+							Batch: batch, Tasks: len(encs[br.Steps-1].prog.Tasks), Steps: br.Steps, First: br.Firsts[0], PrepareSeconds: prep.Seconds(), BoundBF16Rel: bound}
 						var kern, wall []float64
 						for _, st := range res {
 							kern = append(kern, st.Kernel.Seconds()*1e3)

@@ -159,6 +159,7 @@ for c in calls:
         row = {
             "kind": "decode-check-batch", "call": c["call"], "model": x["Model"], "strategy": x["Strategy"], "batch": x["Batch"],
             "pos": "0-63", "init": f"embedding x2^{x['EmbedShift']}, lm_head = embedding rolled {x['HeadRoll']} rows (untied)",
+            "first_tokens": f"{x.get('First') or 1} + 97 r",
             "weights": x["Weights"], "tasks": x["Tasks"], "tokens_match": x["TokensMatch"], "sequences_matching": x["RowsMatching"],
             "first_mismatch": x["FirstMismatch"], "teacher_forced_equal": x["ForcedEqual"], "teacher_forced_ties": x["ForcedTies"],
             "teacher_forced_other": x["ForcedOther"], "logits_max_abs_err": x["BF16MaxAbs"], "logits_rel_err": x["BF16Rel"],
