@@ -2,9 +2,12 @@ package mpk_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
+	"strings"
 
+	"github.com/megaproof/megaproof/schedule"
 	"github.com/megaproof/megaproof/schedule/mpk"
 	"github.com/megaproof/megaproof/verify"
 )
@@ -96,4 +99,43 @@ func ExampleBuilder() {
 	// event 2: type 900, 4 triggers, tasks [6, 8)
 	// event 3: type 910, 2 triggers, tasks [0, 0)
 	// 7243 bytes
+}
+
+// Deciding a graph: every dispatch history whose verdict can differ is
+// one program, and the graph is safe only when each is, and when Programs
+// has no error beside them (an error with an unsafe program still leaves
+// the graph unsafe). In history_dangling_writer.json a task that triggers
+// nothing writes X in both iterations: safe when the default scheduler
+// ends iteration 1, a race when scheduler 0 does. In
+// end_undercount_readonly.json END counts fewer triggers than it has,
+// which MPK's exact-count END can turn into a hang.
+func ExampleOptions_Programs() {
+	for _, file := range []string{"history_dangling_writer.json", "end_undercount_readonly.json"} {
+		data, err := os.ReadFile("testdata/" + file)
+		if err != nil {
+			panic(err)
+		}
+		g, err := mpk.Parse(data)
+		if err != nil {
+			panic(err)
+		}
+		ps, refusal := mpk.Options{}.Programs(g)
+		fmt.Print(file, ":")
+		for _, p := range ps {
+			res, err := verify.Run(context.Background(), p, verify.Config{})
+			if err != nil {
+				panic(err)
+			}
+			fmt.Print(" ", res.Verdict)
+		}
+		var se *schedule.Error
+		if errors.As(refusal, &se) {
+			d := se.Diagnostics[0]
+			fmt.Print("; ", d.Code, " at ", d.Path, ": ", strings.SplitN(d.Message, ":", 2)[0])
+		}
+		fmt.Println()
+	}
+	// Output:
+	// history_dangling_writer.json: safe unsafe
+	// end_undercount_readonly.json: safe; invalid.value at $.all_events[2].num_triggers: unsupported
 }

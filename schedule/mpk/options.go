@@ -207,7 +207,8 @@ func (o Options) withDefaults() (Options, error) {
 }
 
 // Unmarshal reads an MPK task-graph file and maps it with the default
-// options; see [Options.Unmarshal].
+// options; see [Options.Unmarshal]. The program covers one dispatch
+// history: to decide a graph, verify every program of [Options.Programs].
 func Unmarshal(data []byte) (*schedule.Program, error) { return Options{}.Unmarshal(data) }
 
 // Decode reads an MPK task-graph file from r and maps it with the default
@@ -221,7 +222,9 @@ func Decode(r io.Reader) (*schedule.Program, error) {
 }
 
 // Unmarshal reads an MPK task-graph file ([Parse]) and maps it to a
-// program ([Options.Map]). Malformed input of any kind yields a
+// program ([Options.Map]) of one dispatch history (a graph is safe when
+// every program of [Options.Programs] is and Programs refuses nothing).
+// Malformed input of any kind yields a
 // *[schedule.Error] whose diagnostics carry an invalid.* code and the JSON
 // path of each problem; bad options do too, with the option's name as the
 // path. It never panics.
