@@ -26,12 +26,7 @@ func Detect(data []byte) bool {
 		if !ok || !s.lit(':') {
 			return events || tasks
 		}
-		switch string(key) {
-		case "all_events":
-			events = true
-		case "all_tasks":
-			tasks = true
-		case "format", "launch", "ir_version", "abi_version", "tasks", "buffers", "counters":
+		if topKey(key, &events, &tasks) {
 			return false
 		}
 		if events && tasks {
@@ -44,6 +39,20 @@ func Detect(data []byte) bool {
 			return false
 		}
 	}
+}
+
+// topKey records a top-level key: MPK's "all_events" or "all_tasks" in
+// events or tasks; it reports whether the key belongs to another format.
+func topKey(key []byte, events, tasks *bool) (foreign bool) {
+	switch string(key) {
+	case "all_events":
+		*events = true
+	case "all_tasks":
+		*tasks = true
+	case "format", "launch", "ir_version", "abi_version", "tasks", "buffers", "counters":
+		return true
+	}
+	return false
 }
 
 // detectKeys decides as Detect does, with every key decoded (an escape
@@ -61,12 +70,7 @@ func detectKeys(data []byte) bool {
 		if !ok {
 			key = s.Member() // a key followed by a syntax error still decides
 		}
-		switch string(key) {
-		case "all_events":
-			events = true
-		case "all_tasks":
-			tasks = true
-		case "format", "launch", "ir_version", "abi_version", "tasks", "buffers", "counters":
+		if topKey(key, &events, &tasks) {
 			return false
 		}
 		if events && tasks {
