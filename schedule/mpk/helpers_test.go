@@ -68,3 +68,27 @@ func run(t testing.TB, data []byte, o mpk.Options) (*schedule.Program, *verify.R
 	}
 	return p, res
 }
+
+// parse parses data as an MPK graph.
+func parse(t testing.TB, data []byte) *mpk.Graph {
+	t.Helper()
+	g, err := mpk.Parse(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+// verdicts verifies each program.
+func verdicts(t testing.TB, ps []*schedule.Program) []verify.Verdict {
+	t.Helper()
+	var out []verify.Verdict
+	for _, p := range ps {
+		res, err := verify.Run(context.Background(), p, verify.Config{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, res.Verdict)
+	}
+	return out
+}

@@ -24,10 +24,7 @@ import (
 // lands on the next worker, and nothing orders the two writes of X.
 func TestHistoriesDanglingWriter(t *testing.T) {
 	data := read(t, "history_dangling_writer.json")
-	g, err := mpk.Parse(data)
-	if err != nil {
-		t.Fatal(err)
-	}
+	g := parse(t, data)
 	hs, err := mpk.Options{}.Histories(g)
 	if err != nil {
 		t.Fatal(err)
@@ -59,11 +56,8 @@ func TestHistoriesDanglingWriter(t *testing.T) {
 	if err != nil || len(ps) != 2 {
 		t.Fatalf("Programs: %d programs, %v; want 2", len(ps), err)
 	}
-	for i, want := range []verify.Verdict{verify.Safe, verify.Unsafe} {
-		res, err := verify.Run(context.Background(), ps[i], verify.Config{})
-		if err != nil || res.Verdict != want {
-			t.Errorf("program %d of Programs: %v %v, want %v", i, res.Verdict, err, want)
-		}
+	if v := verdicts(t, ps); !slices.Equal(v, []verify.Verdict{verify.Safe, verify.Unsafe}) {
+		t.Errorf("programs of Programs: %v, want safe, unsafe", v)
 	}
 }
 
@@ -73,11 +67,7 @@ func TestHistoriesDanglingWriter(t *testing.T) {
 // the writes.
 func TestHistoriesDanglingFirst(t *testing.T) {
 	data := read(t, "history_dangling_first.json")
-	g, err := mpk.Parse(data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs, err := mpk.Options{}.Histories(g)
+	hs, err := mpk.Options{}.Histories(parse(t, data))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,10 +87,7 @@ func TestHistoriesDanglingFirst(t *testing.T) {
 func TestHistoriesIndependent(t *testing.T) {
 	for _, name := range []string{"ex1_reduce_edge.json", "ex2_chain_partitioned.json", "ex3_fork_interleaved.json", "ex4_stripped_residual_hazard.json"} {
 		data := read(t, name)
-		g, err := mpk.Parse(data)
-		if err != nil {
-			t.Fatal(err)
-		}
+		g := parse(t, data)
 		for _, o := range []mpk.Options{{}, {Iterations: 3}, {Workers: 4, Schedulers: 2}, {Workers: 4, Schedulers: 2, Iterations: 3}} {
 			hs, err := o.Histories(g)
 			if err != nil || hs != nil {
@@ -317,10 +304,7 @@ func TestHistoriesRandom(t *testing.T) {
 // iterations of history_dangling_first.json have 2^11 histories, and the
 // first listed after the default changes one choice.
 func TestHistoriesLimit(t *testing.T) {
-	g, err := mpk.Parse(read(t, "history_dangling_first.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	g := parse(t, read(t, "history_dangling_first.json"))
 	o := mpk.Options{Iterations: 12}
 	hs, err := o.Histories(g)
 	var se *schedule.Error
@@ -366,23 +350,7 @@ func b2i(b bool) int {
 func TestEndUndercount(t *testing.T) {
 	programs := func(name string, o mpk.Options) ([]*schedule.Program, error) {
 		t.Helper()
-		g, err := mpk.Parse(read(t, name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return o.Programs(g)
-	}
-	verdicts := func(ps []*schedule.Program) []verify.Verdict {
-		t.Helper()
-		var out []verify.Verdict
-		for _, p := range ps {
-			res, err := verify.Run(context.Background(), p, verify.Config{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			out = append(out, res.Verdict)
-		}
-		return out
+		return o.Programs(parse(t, read(t, name)))
 	}
 	ps, err := programs("end_undercount_readonly.json", mpk.Options{})
 	var se *schedule.Error
@@ -394,20 +362,20 @@ func TestEndUndercount(t *testing.T) {
 		!strings.Contains(d.Message, "in iteration 3 when") {
 		t.Errorf("diagnostic %+v", d)
 	}
-	if v := verdicts(ps); !slices.Equal(v, []verify.Verdict{verify.Safe}) {
+	if v := verdicts(t, ps); !slices.Equal(v, []verify.Verdict{verify.Safe}) {
 		t.Errorf("programs of end_undercount_readonly.json: %v, want one safe program beside the refusal", v)
 	}
 	if ps, err := programs("end_undercount_readonly.json", mpk.Options{Iterations: 1}); err != nil || len(ps) != 1 {
 		t.Errorf("one iteration: %d programs, %v; want one, no error", len(ps), err)
 	}
-	if ps, err := programs("end_count_readonly.json", mpk.Options{}); err != nil || !slices.Equal(verdicts(ps), []verify.Verdict{verify.Safe}) {
+	if ps, err := programs("end_count_readonly.json", mpk.Options{}); err != nil || !slices.Equal(verdicts(t, ps), []verify.Verdict{verify.Safe}) {
 		t.Errorf("end_count_readonly.json: %v, want safe", err)
 	}
 	ps, err = programs("end_undercount_race.json", mpk.Options{})
 	if !errors.As(err, &se) || !strings.HasPrefix(se.Diagnostics[0].Message, "unsupported: END_OF_TASK_GRAPH") {
 		t.Fatalf("end_undercount_race.json: %v", err)
 	}
-	if v := verdicts(ps); !slices.Contains(v, verify.Unsafe) {
+	if v := verdicts(t, ps); !slices.Contains(v, verify.Unsafe) {
 		t.Errorf("programs of end_undercount_race.json: %v, want an unsafe one", v)
 	}
 }
