@@ -41,11 +41,7 @@ const MaxHistories = 256
 // how few choices differ from the default history, and an invalid.limit
 // error.
 func (o Options) Histories(g *Graph) ([][]int, error) {
-	o, err := o.withDefaults()
-	if err != nil {
-		return nil, err
-	}
-	c, err := check(g)
+	o, c, err := o.checked(g)
 	if err != nil {
 		return nil, err
 	}
@@ -75,15 +71,11 @@ func (o Options) Histories(g *Graph) ([][]int, error) {
 //     iterations, which races when they touch the same bytes), not that
 //     hang.
 func (o Options) Programs(g *Graph) ([]*schedule.Program, error) {
-	o, err := o.withDefaults()
+	o, c, err := o.checked(g)
 	if err != nil {
 		return nil, err
 	}
 	o.History = nil
-	c, err := check(g)
-	if err != nil {
-		return nil, err
-	}
 	hs, limit := o.histories(g, c)
 	if hs == nil {
 		if limit != nil {

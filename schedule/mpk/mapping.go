@@ -13,15 +13,22 @@ import (
 // values yield a *[schedule.Error] of invalid.* diagnostics with JSON
 // paths into the MPK document.
 func (o Options) Map(g *Graph) (*schedule.Program, error) {
-	o, err := o.withDefaults()
-	if err != nil {
-		return nil, err
-	}
-	c, err := check(g)
+	o, c, err := o.checked(g)
 	if err != nil {
 		return nil, err
 	}
 	return o.mapChecked(g, c)
+}
+
+// checked returns o with its defaults set and g checked, or the options'
+// or the graph's diagnostics.
+func (o Options) checked(g *Graph) (Options, *checked, error) {
+	o, err := o.withDefaults()
+	if err != nil {
+		return o, nil, err
+	}
+	c, err := check(g)
+	return o, c, err
 }
 
 // mapChecked maps a checked graph with options that have their defaults.
