@@ -256,6 +256,20 @@ type batchRef struct {
 	Gaps   [][]float64 `json:"top2_gap_bf16"`
 }
 
+// minGap is the smallest of the reference's top-2 gaps (0 when it has none).
+func minGap(gaps [][]float64) float64 {
+	m, any := math.Inf(1), false
+	for _, g := range gaps {
+		for _, x := range g {
+			m, any = min(m, x), true
+		}
+	}
+	if !any {
+		return 0
+	}
+	return m
+}
+
 // BatchDecodeResult is one configuration's outcome of
 // TestGPULlamaDecodeBatch, as written to
 // MEGAPROOF_OUT/decode-batch-<model>-<strategy>-b<batch>.json.
@@ -266,8 +280,13 @@ type BatchDecodeResult struct {
 	HeadRoll                 int // rows
 	Batch, Tasks, Steps      int
 	// First is sequence 0's token at position 0; sequence r starts from
-	// First + 97 r (llama_ref.py --first, --batches).
-	First int32
+	// First + 97 r (llama_ref.py --first, --batches) unless the reference
+	// restarted it from another token (llama_ref.py --min-gap): Firsts
+	// holds every sequence's start, RefMinGap the reference's smallest
+	// top-2 gap over all sequences and steps.
+	First     int32
+	Firsts    []int32
+	RefMinGap float64
 	// TokensMatch: every sequence's greedy tokens equal PyTorch bf16's;
 	// FirstMismatch per sequence (-1 when all match).
 	TokensMatch   bool
@@ -332,7 +351,7 @@ func TestGPULlamaDecodeBatch(t *testing.T) {
 							t.Fatal(err)
 						}
 						r := BatchDecodeResult{Model: name, Strategy: sname, Weights: lr.weights, EmbedShift: lr.ref.EmbedShift, HeadFromEmbed: lr.ref.HeadEmbed, HeadRoll: lr.ref.HeadRoll,
-							Batch: batch, Tasks: len(encs[br.Steps-1].prog.Tasks), Steps: br.Steps, First: br.Firsts[0], PrepareSeconds: prep.Seconds(), BoundBF16Rel: bound}
+							Batch: batch, Tasks: len(encs[br.Steps-1].prog.Tasks), Steps: br.Steps, First: br.Firsts[0], Firsts: br.Firsts, RefMinGap: minGap(br.Gaps), PrepareSeconds: prep.Seconds(), BoundBF16Rel: bound}
 						var kern, wall []float64
 						for _, st := range res {
 							kern = append(kern, st.Kernel.Seconds()*1e3)

@@ -6,7 +6,8 @@ Usage: python3 scripts/gpu/collect.py DIR... > docs/gpu/decode-h200.json
    docs/gpu/h200-2026-12-01d/c1 docs/gpu/h200-2026-12-01d/c2
    docs/gpu/h200-2026-12-01e/m1 docs/gpu/h200-2026-12-01e/m2
    docs/gpu/h200-2026-12-01e/m3 docs/gpu/h200-2026-12-01f/n1
-   docs/gpu/h200-2026-12-01f/n2 docs/gpu/h200-2026-12-01f/n3)
+   docs/gpu/h200-2026-12-01f/n2 docs/gpu/h200-2026-12-01f/n3
+   docs/gpu/h200-2026-12-01g/p1 ... docs/gpu/h200-2026-12-01g/p5)
 
 A folder may hold decode.json (TestGPULlamaDecode, one object per model,
 strategy and init), decode-batch.json (TestGPULlamaDecodeBatch: B sequences
@@ -22,8 +23,12 @@ with PyTorch bf16 over 64 tokens. A timed run's tokens_match and logit error
 are those of the decode check of the same model and strategy family (fused
 or not; round-robin, split-KV or dynamic; attention per sequence or not) at
 the same batch, else at the nearest batch with a check of that family (the
-larger of two as near); among batch-1 checks, one whose reference steps
-through 64 distinct tokens (the rolled lm head) is preferred. It is named in
+larger of two as near); among several checks, one that teacher forcing
+finds wrong beyond a near-tie of the reference is taken first (a real
+error is never hidden by a later pass), then one whose tokens match (a
+later check against a reference without near-ties, llama_ref.py
+--min-gap), then, among batch-1 checks, one whose reference steps through
+64 distinct tokens (the rolled lm head); the latest of equals. It is named in
 correctness_from. The baseline is the fastest PyTorch path measured for the
 same model, batch and position in any of the calls, named with its call;
 baseline_same_call says whether it ran in the timed run's own call, and
@@ -150,7 +155,7 @@ for c in calls:
         tie_note(row, x)
         out.append(row)
         key = (x["Model"],) + family(x["Strategy"])
-        rank = (bool(x["TokensMatch"]), distinct or 0)
+        rank = (x["ForcedOther"] > 0, bool(x["TokensMatch"]), distinct or 0)
         if key not in checks or rank >= checks[key][0]:
             checks[key] = (rank, row)
 bchecks = {}
@@ -159,7 +164,8 @@ for c in calls:
         row = {
             "kind": "decode-check-batch", "call": c["call"], "model": x["Model"], "strategy": x["Strategy"], "batch": x["Batch"],
             "pos": "0-63", "init": f"embedding x2^{x['EmbedShift']}, lm_head = embedding rolled {x['HeadRoll']} rows (untied)",
-            "first_tokens": f"{x.get('First') or 1} + 97 r",
+            "first_tokens": x["Firsts"] if x.get("Firsts") and x["Firsts"] != [x["Firsts"][0] + 97 * r for r in range(x["Batch"])] else f"{x.get('First') or 1} + 97 r",
+            "reference_min_top2_gap": x.get("RefMinGap"),
             "weights": x["Weights"], "tasks": x["Tasks"], "tokens_match": x["TokensMatch"], "sequences_matching": x["RowsMatching"],
             "first_mismatch": x["FirstMismatch"], "teacher_forced_equal": x["ForcedEqual"], "teacher_forced_ties": x["ForcedTies"],
             "teacher_forced_other": x["ForcedOther"], "logits_max_abs_err": x["BF16MaxAbs"], "logits_rel_err": x["BF16Rel"],
@@ -169,8 +175,9 @@ for c in calls:
         tie_note(row, x)
         out.append(row)
         key = (x["Model"], x["Batch"]) + family(x["Strategy"])
-        if key not in bchecks or x["TokensMatch"] >= bchecks[key]["tokens_match"]:
-            bchecks[key] = row
+        rank = (x["ForcedOther"] > 0, bool(x["TokensMatch"]))
+        if key not in bchecks or rank >= bchecks[key][0]:
+            bchecks[key] = (rank, row)
 
 
 def correctness(model, batch, fam):
@@ -178,7 +185,7 @@ def correctness(model, batch, fam):
     the same model and strategy family at the same batch (the batch-1 check
     at batch 1), else the check of that family at the nearest other batch
     (the larger of two as near); {} when there is none."""
-    have = {k[1]: r for k, r in bchecks.items() if k[0] == model and k[2:] == fam}
+    have = {k[1]: r for k, (_, r) in bchecks.items() if k[0] == model and k[2:] == fam}
     if (model,) + fam in checks:
         have[1] = checks[(model,) + fam][1]
     if not have:

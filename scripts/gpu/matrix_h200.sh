@@ -12,7 +12,8 @@
 # PATHS (the PyTorch runs; TORCH_MODELS= runs none), BENCH_MODELS, BENCH_BATCH and STRATEGIES (the
 # megakernel's; BENCH_MODELS= runs none), REFS (models of the batched decode checks, empty: none),
 # DECODE_BATCH, DECODE_STRATEGIES, REF_FIRST (sequence r of the checks starts from token REF_FIRST + 97 r,
-# default 1). MEGAPROOF_KERNEL_CACHE may name a folder holding the compiled
+# default 1), MIN_GAP (llama_ref.py --min-gap: sequences whose reference path has a smaller top-2 gap restart from
+# other tokens). MEGAPROOF_KERNEL_CACHE may name a folder holding the compiled
 # kernel (default $OUT/kc, which comes back). At most 8 files come back from a call: the outputs
 # are log.txt, env.txt, torch.jsonl, bench.json, decode-batch.json, refs.tgz and the kernel image.
 set -u
@@ -64,7 +65,7 @@ if [ -n "$REFS" ]; then
   for m in ${REFS//,/ }; do
     [ $(left) -lt 60 ] && { echo "$m: not run ($(left) s left)" | log; continue; }
     case $m in smollm2-135m) s=5;; *) s=6;; esac
-    timeout $(( $(left) - 30 )) python3 scripts/gpu/llama_ref.py --model $m --out $R --embed-shift $s --head-from-embed --head-roll 1001 --untie --first ${REF_FIRST:-1} --batches $DECODE_BATCH 2>&1 | tail -3 | log
+    timeout $(( $(left) - 30 )) python3 scripts/gpu/llama_ref.py --model $m --out $R --embed-shift $s --head-from-embed --head-roll 1001 --untie --first ${REF_FIRST:-1} --min-gap ${MIN_GAP:-0} --batches $DECODE_BATCH 2>&1 | tail -3 | log
     cp $R/$m/ref.json /tmp/refs/$m.json
     for f in $R/$m/batch-*.json; do cp $f /tmp/refs/$m-$(basename $f); done
     timeout $(( $(left) - 10 )) env MEGAPROOF_OUT=$D MEGAPROOF_LLAMA_REF=$R MEGAPROOF_LLAMA_MODELS=$m MEGAPROOF_LLAMA_BATCH=$DECODE_BATCH MEGAPROOF_LLAMA_STRATEGIES=$DECODE_STRATEGIES \

@@ -10,7 +10,7 @@ import sys
 
 M = {"smollm2-135m": "SmolLM2-135M", "llama-3.2-1b": "Llama-3.2-1B", "llama-3-8b": "Llama-3-8B"}
 ORDER = list(M)
-CALLS = ["01b", "01c", "c1", "c2", "m1", "m2", "m3", "n1", "n2", "n3"]  # in time order
+CALLS = ["01b", "01c", "c1", "c2", "m1", "m2", "m3", "n1", "n2", "n3", "p1", "p2", "p3", "p4", "p5"]  # in time order
 
 
 def call(c):
@@ -30,11 +30,13 @@ def path_name(r):
 def main():
     d = json.load(open(sys.argv[1]))
     cf = d["configurations"]
-    print("#### Batched decode checks (positions 0–63, sequence r from token 1 + 97 r)\n")
-    print("| model | strategy | batch | tasks | sequences whose 64 tokens = PyTorch bf16 | teacher-forced equal / tie / other | max abs err (rel; forced) | bound | ms per token (kernel) | call |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+    print("#### Batched decode checks (positions 0–63; first tokens 1 + 97 r, or restarted where the reference's top-2 gap fell below 32)\n")
+    print("| model | strategy | batch | tasks | first tokens; reference's min top-2 gap | sequences whose 64 tokens = PyTorch bf16 | teacher-forced equal / tie / other | max abs err (rel; forced) | bound | ms per token (kernel) | call |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for c in sorted((c for c in cf if c["kind"] == "decode-check-batch"), key=lambda c: (ORDER.index(c["model"]), c["batch"], c["strategy"])):
-        print(f"| {M[c['model']]} | {c['strategy']} | {c['batch']} | {c['tasks']:,} | **{c['sequences_matching']}/{c['batch']}** | "
+        first = c["first_tokens"] if isinstance(c["first_tokens"], str) else "restarted by llama_ref.py --min-gap 32"
+        gap = f"; {c['reference_min_top2_gap']:.3g}" if c.get("reference_min_top2_gap") else ""
+        print(f"| {M[c['model']]} | {c['strategy']} | {c['batch']} | {c['tasks']:,} | {first}{gap} | **{c['sequences_matching']}/{c['batch']}** | "
               f"{c['teacher_forced_equal']} / {c['teacher_forced_ties']} / {c['teacher_forced_other']} | {c['logits_max_abs_err']:.3g} "
               f"({c['logits_rel_err']:.4f}; {c['logits_rel_err_teacher_forced']:.4f}) | {c['bound_rel_bf16']:.4f} | "
               f"{c['ms_per_token_median']:.3f} ({c['kernel_ms_median']:.3f}) | {call(c['call'])} |")
