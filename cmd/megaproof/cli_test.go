@@ -253,8 +253,8 @@ func TestReadDocument(t *testing.T) {
 		t.Fatalf("kept %d bytes (%v); want at most the first MiB", len(data), err)
 	}
 	whole := make([]byte, 3<<20)
-	_, _, errWhole := decode(whole)
-	_, _, errPrefix := decode(data)
+	_, _, errWhole := decode(whole, verify.Config{})
+	_, _, errPrefix := decode(data, verify.Config{})
 	if errWhole == nil || errPrefix == nil || errWhole.Error() != errPrefix.Error() {
 		t.Errorf("prefix diagnostic %v; whole document %v", errPrefix, errWhole)
 	}

@@ -134,7 +134,7 @@ func loadProgram(v *verifier, file string) (*schedule.Program, *verify.Report) {
 			if rep != nil {
 				return rep
 			}
-			p, _, err = decode(data)
+			p, _, err = decode(data, verify.Config{MaxStates: verify.DefaultMaxStates})
 		}
 		if err != nil {
 			rep := verify.InvalidReport(err)

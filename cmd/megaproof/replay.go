@@ -77,7 +77,7 @@ func runReplay(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if bad != nil {
 		return v.replayFailed(bad)
 	}
-	p, format, err := decode(data)
+	p, format, err := decode(data, v.cfg)
 	if err != nil {
 		r := verify.InvalidReport(err)
 		r.File = file

@@ -97,7 +97,7 @@ func runReport(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		if rep != nil {
 			return rep
 		}
-		q, format, err := decode(data)
+		q, format, err := decode(data, v.cfg)
 		if err != nil {
 			return v.verifyData(file, data) // the invalid report
 		}

@@ -269,7 +269,7 @@ func TestSchemaAllOutputs(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, format, err := decode(data); format == formatMegaproof && err == nil {
+		if _, format, err := decode(data, verify.Config{}); format == formatMegaproof && err == nil {
 			if err := validate(t, "program", data); err != nil {
 				t.Errorf("%s: program schema: %v", f, err)
 			}

@@ -58,23 +58,24 @@ var mpkIterations = mpk.DefaultIterations
 type inputFormat struct {
 	name   string
 	detect func(data []byte) bool
-	decode func(data []byte) (*schedule.Program, error)
+	decode func(data []byte, cfg verify.Config) (*schedule.Program, error)
 }
 
 var inputFormats = []inputFormat{
 	{formatMPK, mpk.Detect, decodeMPK},
-	{formatAMK, amk.Detect, amk.Unmarshal},
-	{formatMegaproof, func([]byte) bool { return true }, schedule.Unmarshal},
+	{formatAMK, amk.Detect, func(data []byte, _ verify.Config) (*schedule.Program, error) { return amk.Unmarshal(data) }},
+	{formatMegaproof, func([]byte) bool { return true }, func(data []byte, _ verify.Config) (*schedule.Program, error) { return schedule.Unmarshal(data) }},
 }
 
 // decodeMPK maps an MPK task graph. Where the verdict can depend on which
 // worker ends each iteration (mpk.Options.Histories), it maps every such
-// history and returns the first one verify.Run does not find safe, so that
+// history and returns the first one verify.Run under cfg (the verdict's own
+// configuration) finds unsafe, else the first it finds inconclusive, so that
 // verify, replay, report and dot all see a history in which the schedule
 // fails; the default history when every one is safe, and Programs' error
 // when it has one (more histories than mpk decides, or an END with fewer
 // num_triggers than triggers) and every program is safe.
-func decodeMPK(data []byte) (*schedule.Program, error) {
+func decodeMPK(data []byte, cfg verify.Config) (*schedule.Program, error) {
 	g, err := mpk.Parse(data)
 	if err != nil {
 		return nil, err
@@ -88,7 +89,7 @@ func decodeMPK(data []byte) (*schedule.Program, error) {
 	}
 	chosen, inconclusive := ps[0], false
 	for _, p := range ps {
-		res, err := verify.Run(context.Background(), p, verify.Config{})
+		res, err := verify.Run(context.Background(), p, cfg)
 		if err != nil {
 			return nil, err
 		}
@@ -105,11 +106,13 @@ func decodeMPK(data []byte) (*schedule.Program, error) {
 	return chosen, nil
 }
 
-// decode reads a program in any input format, detected from content.
-func decode(data []byte) (*schedule.Program, string, error) {
+// decode reads a program in any input format, detected from content; cfg
+// is the configuration its verdict will be decided under (an MPK graph's
+// history is chosen under it).
+func decode(data []byte, cfg verify.Config) (*schedule.Program, string, error) {
 	for _, f := range inputFormats {
 		if f.detect(data) {
-			p, err := f.decode(data)
+			p, err := f.decode(data, cfg)
 			return p, f.name, err
 		}
 	}
@@ -442,7 +445,7 @@ func (v *verifier) verifyData(file string, data []byte) *verify.Report {
 	if v.sarif != nil {
 		v.data = data
 	}
-	p, format, err := decode(data)
+	p, format, err := decode(data, v.cfg)
 	if err != nil {
 		r := verify.InvalidReport(err)
 		r.File = file
