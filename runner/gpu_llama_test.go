@@ -258,13 +258,13 @@ type batchRef struct {
 
 // minGap is the smallest of the reference's top-2 gaps (0 when it has none).
 func minGap(gaps [][]float64) float64 {
-	m, any := math.Inf(1), false
+	m := math.Inf(1)
 	for _, g := range gaps {
 		for _, x := range g {
-			m, any = min(m, x), true
+			m = min(m, x)
 		}
 	}
-	if !any {
+	if math.IsInf(m, 1) {
 		return 0
 	}
 	return m
