@@ -66,6 +66,15 @@ def tie_note(row, x):
                        "no other difference; a tie is a top-2 gap of the reference within the logit error)")
 
 
+def first_tokens(x):
+    """A batched check's start tokens: "F + 97 r" when sequence r started
+    from F + 97 r, else the list (llama_ref.py --min-gap restarted some)."""
+    fs = x.get("Firsts")
+    if fs and fs != [fs[0] + 97 * r for r in range(len(fs))]:
+        return fs
+    return f"{x.get('First') or 1} + 97 r"
+
+
 def family(strategy):
     """(attention per sequence, fused, round-robin / split / dynamic / ...)
     of a strategy name: [rows-][fused-]kind, "fused" alone being fused
@@ -164,7 +173,7 @@ for c in calls:
         row = {
             "kind": "decode-check-batch", "call": c["call"], "model": x["Model"], "strategy": x["Strategy"], "batch": x["Batch"],
             "pos": "0-63", "init": f"embedding x2^{x['EmbedShift']}, lm_head = embedding rolled {x['HeadRoll']} rows (untied)",
-            "first_tokens": x["Firsts"] if x.get("Firsts") and x["Firsts"] != [x["Firsts"][0] + 97 * r for r in range(x["Batch"])] else f"{x.get('First') or 1} + 97 r",
+            "first_tokens": first_tokens(x),
             "reference_min_top2_gap": x.get("RefMinGap"),
             "weights": x["Weights"], "tasks": x["Tasks"], "tokens_match": x["TokensMatch"], "sequences_matching": x["RowsMatching"],
             "first_mismatch": x["FirstMismatch"], "teacher_forced_equal": x["ForcedEqual"], "teacher_forced_ties": x["ForcedTies"],
