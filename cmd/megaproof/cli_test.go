@@ -248,7 +248,7 @@ func TestMaxBytes(t *testing.T) {
 // diagnostic.
 func TestReadDocument(t *testing.T) {
 	zeros := io.LimitReader(zeroReader{}, 3<<20)
-	data, err := readDocument(zeros, 4<<20)
+	data, err := readDocument(zeros, 4<<20, nil)
 	if err != nil || len(data) > 1<<20+1<<16 {
 		t.Fatalf("kept %d bytes (%v); want at most the first MiB", len(data), err)
 	}
@@ -260,12 +260,34 @@ func TestReadDocument(t *testing.T) {
 	}
 	// A document that is JSON so far is kept whole.
 	big := `{"format":"megaproof/v1","name":"` + strings.Repeat("x", 2<<20) + `"}`
-	data, err = readDocument(strings.NewReader(big), 4<<20)
+	data, err = readDocument(strings.NewReader(big), 4<<20, nil)
 	if err != nil || string(data) != big {
 		t.Errorf("a plausible document was not kept whole (%d bytes, %v)", len(data), err)
 	}
-	if _, err := readDocument(strings.NewReader(big), 1<<20); err != errTooLarge {
+	if _, err := readDocument(strings.NewReader(big), 1<<20, nil); err != errTooLarge {
 		t.Errorf("over the limit: %v", err)
+	}
+	// A regular file is read into a spare buffer with room for it, and
+	// into a new one otherwise.
+	file := filepath.Join(t.TempDir(), "doc.json")
+	if err := os.WriteFile(file, []byte(big), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, room := range []int{len(big) + 1, len(big)} {
+		spare := make([]byte, 3, room)
+		copy(spare, "old")
+		f, err := os.Open(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, err := readDocument(f, 4<<20, spare)
+		f.Close()
+		if err != nil || string(data) != big {
+			t.Fatalf("room %d: read %d bytes (%v); want the file", room, len(data), err)
+		}
+		if reused := &data[0] == &spare[:1][0]; reused != (room > len(big)) {
+			t.Errorf("room %d for %d bytes: spare reused %v", room, len(big), reused)
+		}
 	}
 }
 

@@ -130,7 +130,7 @@ func loadProgram(v *verifier, file string) (*schedule.Program, *verify.Report) {
 		if file == defaultFile {
 			p, err = defaultProgram()
 		} else {
-			data, rep := v.read(file)
+			data, rep := v.read(file, nil)
 			if rep != nil {
 				return rep
 			}

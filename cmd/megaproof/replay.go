@@ -73,7 +73,7 @@ func runReplay(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return exitInvalid
 	}
 	file := files[0]
-	data, bad := v.read(file)
+	data, bad := v.read(file, nil)
 	if bad != nil {
 		return v.replayFailed(bad)
 	}

@@ -93,7 +93,7 @@ func runReport(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			rep.Format = formatMegaproof
 			return rep
 		}
-		data, rep := v.read(file)
+		data, rep := v.read(file, nil)
 		if rep != nil {
 			return rep
 		}

@@ -410,24 +410,44 @@ func readLine(in *bufio.Reader, limit int64) (line []byte, tooLong bool, err err
 
 // verifyFile reads and verifies one file.
 func (v *verifier) verifyFile(file string) *verify.Report {
-	data, r := v.read(file)
+	var spare *[]byte
+	if v.sarif == nil {
+		spare, _ = docBuffers.Get().(*[]byte)
+	}
+	data, r := v.read(file, spare)
 	if r != nil {
 		return r
 	}
-	return v.verifyData(file, data)
+	r = v.verifyData(file, data)
+	if v.sarif == nil {
+		*spare = data[:0]
+		docBuffers.Put(spare)
+	}
+	return r
 }
+
+// docBuffers holds the buffers of documents already verified, for the
+// next file a worker reads: a batch of files then reads into memory that
+// is already mapped and cached instead of a fresh allocation per file.
+// A buffer is handed back once its report is made; no report refers to
+// the bytes it was read from (the readers copy every string they keep).
+var docBuffers = sync.Pool{New: func() any { return new([]byte) }}
 
 // read reads one document from a file or, for "-", standard input. It
 // returns an invalid.io or invalid.limit record when it cannot.
-func (v *verifier) read(file string) ([]byte, *verify.Report) {
+func (v *verifier) read(file string, spare *[]byte) ([]byte, *verify.Report) {
 	var data []byte
 	var err error
 	if file == stdinFile {
-		data, err = readDocument(v.stdin, v.maxBytes)
+		data, err = readDocument(v.stdin, v.maxBytes, nil)
 	} else {
 		var f *os.File
 		if f, err = os.Open(file); err == nil {
-			data, err = readDocument(f, v.maxBytes)
+			var reuse []byte
+			if spare != nil {
+				reuse = *spare
+			}
+			data, err = readDocument(f, v.maxBytes, reuse)
 			f.Close()
 		}
 	}
@@ -530,7 +550,9 @@ var errTooLarge = errors.New("document too large")
 // syntax error strictly inside it, as in /dev/zero), the rest is only
 // counted, and if the stream ends within the limit the kept prefix gives
 // the same first syntax error that the whole document would.
-func readDocument(r io.Reader, limit int64) ([]byte, error) {
+//
+// A regular file is read into reuse when it has room for it.
+func readDocument(r io.Reader, limit int64, reuse []byte) ([]byte, error) {
 	const sniff = 1 << 20
 	var buf []byte
 	regular := false
@@ -539,7 +561,11 @@ func readDocument(r io.Reader, limit int64) ([]byte, error) {
 			if fi.Size() > limit {
 				return nil, errTooLarge
 			}
-			buf = make([]byte, 0, fi.Size()+1)
+			if int64(cap(reuse)) > fi.Size() {
+				buf = reuse[:0]
+			} else {
+				buf = make([]byte, 0, fi.Size()+1)
+			}
 			regular = true
 		}
 	}

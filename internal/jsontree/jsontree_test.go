@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"math/big"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -439,5 +440,47 @@ func TestSafeSpan(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestSpaceSpan compares SpaceSpan with a byte loop on every start of
+// random runs of white space, indentation and other bytes, and on every
+// byte value after a run of each length up to 20.
+func TestSpaceSpan(t *testing.T) {
+	slow := func(b []byte, i int) int {
+		for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+			i++
+		}
+		return i
+	}
+	check := func(b []byte) {
+		t.Helper()
+		for i := range len(b) + 1 {
+			if got, want := SpaceSpan(b, i), slow(b, i); got != want {
+				t.Fatalf("%q from %d: %d, want %d", b, i, got, want)
+			}
+		}
+	}
+	for c := range 256 {
+		for n := range 21 {
+			for _, lead := range []string{"", "\n", "\r\n", "\t", ",\n"} {
+				b := append([]byte(lead), bytes.Repeat([]byte(" "), n)...)
+				check(append(b, byte(c)))
+				check(append(b, byte(c), '\n', ' ', ' ', 'x'))
+			}
+		}
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	alphabet := []byte(" \n\t\r\"x,")
+	for range 2000 {
+		b := make([]byte, rng.IntN(48))
+		for j := range b {
+			if rng.IntN(3) == 0 {
+				b[j] = alphabet[rng.IntN(len(alphabet))]
+			} else {
+				b[j] = ' '
+			}
+		}
+		check(b)
 	}
 }

@@ -333,13 +333,8 @@ func (s *Scanner) next() int {
 
 func (s *Scanner) nextSlow() int {
 	for {
-		for s.pos < s.end {
-			switch c := s.buf[s.pos]; c {
-			case ' ', '\t', '\n', '\r':
-				s.pos++
-			default:
-				return int(c)
-			}
+		if s.pos = SpaceSpan(s.buf[:s.end], s.pos); s.pos < s.end {
+			return int(s.buf[s.pos])
 		}
 		if !s.fill() {
 			return -1
@@ -618,6 +613,55 @@ func safeSpan(b []byte, i int) int {
 	}
 	for i < len(b) && strSafe[b[i]] {
 		i++
+	}
+	return i
+}
+
+// SpaceSpan returns the index of the first byte of b from i on that is
+// not JSON white space (' ', '\t', '\n', '\r'), or len(b). Runs of spaces
+// are measured eight bytes at a time (the lowest byte of a word that is
+// not ' '), and a newline with up to seven spaces of indentation after
+// it, as indented documents put before every member and element, takes
+// one step without a loop.
+func SpaceSpan(b []byte, i int) int {
+	const spaces = 0x2020202020202020
+	if i+9 <= len(b) && b[i] == '\n' {
+		if x := binary.LittleEndian.Uint64(b[i+1:]) ^ spaces; x != 0 {
+			if j := i + 1 + bits.TrailingZeros64(x)>>3; b[j] > ' ' {
+				return j
+			}
+		}
+	}
+	for i+8 <= len(b) {
+		switch b[i] {
+		case ' ':
+		case '\n', '\r', '\t':
+			i++
+			continue
+		default:
+			return i
+		}
+		x := binary.LittleEndian.Uint64(b[i:]) ^ spaces
+		if x == 0 {
+			i += 8
+			continue
+		}
+		if i += bits.TrailingZeros64(x) >> 3; b[i] > ' ' {
+			return i
+		}
+	}
+	return spaceTail(b, i)
+}
+
+// spaceTail is SpaceSpan byte by byte.
+func spaceTail(b []byte, i int) int {
+	for i < len(b) {
+		switch b[i] {
+		case ' ', '\t', '\n', '\r':
+			i++
+		default:
+			return i
+		}
 	}
 	return i
 }

@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/megaproof/megaproof/schedule"
@@ -174,6 +177,26 @@ func BenchmarkE2(b *testing.B) {
 	}
 }
 
+// e2Dir names a directory of AMK documents that BenchmarkE2Population
+// takes instead of the generated population, such as the files AMK's own
+// lowering writes (scripts/bench/amk_e2.py).
+var e2Dir = flag.String("e2.dir", "", "directory of AMK documents for BenchmarkE2Population instead of the generated population")
+
+// readDir returns the contents of the .json files in dir, in name order.
+func readDir(b *testing.B, dir string) [][]byte {
+	names, err := filepath.Glob(filepath.Join(dir, "*.json"))
+	if err != nil || len(names) == 0 {
+		b.Fatalf("no .json files in %s (%v)", dir, err)
+	}
+	docs := make([][]byte, len(names))
+	for i, name := range names {
+		if docs[i], err = os.ReadFile(name); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return docs
+}
+
 // BenchmarkE2Population decodes and verifies the whole E2-shaped toy
 // population (360 programs of 23 to 606 tasks on 82 to 192 workers); an op
 // is one program, taken in turn. The decode sub-benchmark's MB/s is the
@@ -181,6 +204,9 @@ func BenchmarkE2(b *testing.B) {
 // the same documents into any.
 func BenchmarkE2Population(b *testing.B) {
 	_, docs := amk.E2Population()
+	if *e2Dir != "" {
+		docs = readDir(b, *e2Dir)
+	}
 	progs := make([]*schedule.Program, len(docs))
 	size := 0
 	for _, doc := range docs {

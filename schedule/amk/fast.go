@@ -25,13 +25,10 @@ import (
 // ws returns the index of the first byte of b from i on that is not JSON
 // white space (or len(b)).
 func ws(b []byte, i int) int {
-	for i < len(b) {
-		if c := b[i]; c > ' ' || c != ' ' && c != '\n' && c != '\r' && c != '\t' {
-			break
-		}
-		i++
+	if i < len(b) && b[i] > ' ' {
+		return i
 	}
-	return i
+	return jsontree.SpaceSpan(b, i)
 }
 
 // lit returns len(s) if b holds s at i, and 0 otherwise; with s a
@@ -53,8 +50,14 @@ func isNull(b []byte, i int) bool {
 // space around it, and returns the index of the value; -1 when no ':'
 // comes. The compact form is tested inline.
 func colon(b []byte, i int) int {
-	if i+1 < len(b) && b[i] == ':' && b[i+1] > ' ' {
-		return i + 1
+	if i+2 < len(b) && b[i] == ':' {
+		if b[i+1] > ' ' {
+			return i + 1
+		}
+		// ": ", as indented documents write it.
+		if b[i+1] == ' ' && b[i+2] > ' ' {
+			return i + 2
+		}
 	}
 	return colonSlow(b, i)
 }
@@ -73,8 +76,14 @@ func colonSlow(b []byte, i int) int {
 // inline.
 func after(b []byte, i int, end byte) (int, bool) {
 	if i+1 < len(b) {
-		if c := b[i]; c == ',' && b[i+1] > ' ' {
-			return i + 1, false
+		if c := b[i]; c == ',' {
+			if b[i+1] > ' ' {
+				return i + 1, false
+			}
+			// ",\n" and indentation, as indented documents write it.
+			if j := jsontree.SpaceSpan(b, i+1); j < len(b) {
+				return j, false
+			}
 		} else if c == end {
 			return i + 1, true
 		}
