@@ -267,6 +267,10 @@ func (p *Program) validateObjects(ds *diags) {
 // smallNames is the most names checkNames compares pairwise.
 const smallNames = 12
 
+// nameTables holds checkNames's tables between calls, so that validating
+// program after program reuses one.
+var nameTables = sync.Pool{New: func() any { return new([]uint64) }}
+
 func checkNames(ds *diags, what string, n int, name func(int) string) {
 	// An open-addressing table keyed by a hash of the name, each slot the
 	// hash's high half and the index + 1: names are compared only when
@@ -296,7 +300,13 @@ func checkNames(ds *diags, what string, n int, name func(int) string) {
 	for size < 2*n {
 		size *= 2
 	}
-	table := make([]uint64, size) // 0 empty
+	tp := nameTables.Get().(*[]uint64)
+	defer nameTables.Put(tp)
+	if cap(*tp) < size {
+		*tp = make([]uint64, size)
+	}
+	table := (*tp)[:size] // 0 empty
+	clear(table)
 	seed := maphash.MakeSeed()
 	for i := 0; i < n; i++ {
 		s := name(i)

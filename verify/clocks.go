@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"slices"
+	"sync"
 
 	"github.com/megaproof/megaproof/internal/faults"
 )
@@ -68,6 +69,7 @@ func proveOrderedCtx(ctx context.Context, f *form, trace []int32, hb bool, qs []
 	if cp == nil {
 		return false
 	}
+	defer cp.release()
 	first, byLate := queriesByLate(qs, len(f.p.Tasks))
 	cp.run(trace, func(b int32) bool {
 		for _, i := range byLate[first[b]:first[b+1]] {
@@ -105,6 +107,7 @@ type clockPass struct {
 	finals     [][]int32     // joins that can grow no more, by id
 	finalInc   []int32       // per final join: a final join it includes, or -1
 	t          int32         // the thread of the body being visited
+	sc         *clockScratch // memory a finished pass handed back, for run
 	ctx        context.Context
 	err        error // ctx's error, if it stopped run
 
@@ -117,6 +120,34 @@ type clockPass struct {
 }
 
 type lvlAdd struct{ lvl, amt uint64 }
+
+// clockScratch is memory that one clock pass's run leaves to the next:
+// the vectors of its joins and the threads' clocks. Passes run one after
+// another on programs of about the same size (a batch of programs, the
+// passes of one program), so run takes it instead of allocating, and the
+// memory is already mapped and cached. Nothing a pass returns refers to
+// it: release hands it back once the pass is done.
+type clockScratch struct {
+	vecs   []int32 // the joins' vectors, carved K at a time
+	want   int     // cells the joins of the last run took (vecs is made this large)
+	cur    []tclock
+	active []bool
+	lists  []int32 // the per-thread lists of newClockPassCtx
+}
+
+// maxScratchCells bounds the join cells a scratch keeps for the next pass
+// (16 MiB): a larger run allocates as it would without one.
+const maxScratchCells = 1 << 22
+
+var clockScratches = sync.Pool{New: func() any { return new(clockScratch) }}
+
+// release hands the pass's scratch back; the pass must not run again.
+func (cp *clockPass) release() {
+	if cp != nil && cp.sc != nil {
+		clockScratches.Put(cp.sc)
+		cp.sc = nil
+	}
+}
 
 // newClockPass prepares the pass, or returns nil if the program has too
 // many static workers for clocks.
@@ -247,10 +278,16 @@ func newClockPassCtx(ctx context.Context, f *form, hb bool) *clockPass {
 	// dynamic would otherwise carry a component per idle worker).
 	// The per-thread lists share one slab.
 	var lists []int32
-	if T <= smallThreads {
+	cp.sc = clockScratches.Get().(*clockScratch)
+	switch sc := cp.sc; {
+	case T <= smallThreads:
 		lists = cp.lists0[:4*T]
-	} else {
-		lists = make([]int32, 4*T)
+	default:
+		if cap(sc.lists) < 4*T {
+			sc.lists = make([]int32, 4*T)
+		}
+		lists = sc.lists[:4*T]
+		clear(lists)
 	}
 	cp.chainOf, cp.base = lists[:T:T], lists[T:2*T:2*T]
 	cp.lo, cp.hi = lists[2*T:3*T:3*T], lists[3*T:]
@@ -568,9 +605,18 @@ func (cp *clockPass) run(trace []int32, visit func(task int32) bool) {
 	}
 	var cur []tclock
 	var active []bool
-	if T <= smallThreads && cp.cur == nil {
+	sc := cp.sc
+	switch {
+	case T <= smallThreads && cp.cur == nil:
 		cur, active = cp.cur0[:T:T], cp.active0[:T:T]
-	} else {
+	case sc != nil && cp.cur == nil:
+		if cap(sc.cur) < T {
+			sc.cur, sc.active = make([]tclock, T), make([]bool, T)
+		}
+		cur, active = sc.cur[:T:T], sc.active[:T:T]
+		clear(cur)
+		clear(active)
+	default:
 		cur, active = make([]tclock, T), make([]bool, T)
 	}
 	for t := range cur {
@@ -693,9 +739,29 @@ func (cp *clockPass) run(trace []int32, visit func(task int32) bool) {
 	// chunks of up to 64.
 	var accSlab []int32
 	accChunk := 2
+	var reused []int32 // the scratch's join cells not yet carved
+	taken := 0         // join cells carved, from the scratch or not
+	if sc != nil {
+		if cap(sc.vecs) < sc.want {
+			sc.vecs = make([]int32, sc.want)
+		}
+		reused = sc.vecs[:cap(sc.vecs)]
+		defer func() {
+			if taken <= maxScratchCells {
+				sc.want = max(sc.want, taken)
+			}
+		}()
+	}
 	accVec := func() []int32 {
 		if K == 0 {
 			return []int32{}
+		}
+		taken += K
+		if len(reused) >= K {
+			v := reused[:K:K]
+			reused = reused[K:]
+			clear(v)
+			return v
 		}
 		if len(accSlab) < K {
 			accChunk = min(64, 2*accChunk)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/megaproof/megaproof/internal/faults"
 	"github.com/megaproof/megaproof/internal/geom"
@@ -68,6 +69,10 @@ type grid struct {
 // program of the given number of accesses; tests shrink it.
 var gridBudget = func(accesses int) int64 { return 16*int64(accesses) + 1<<20 }
 
+// chooserLists holds newGrid's per-arena choosers between grids: only
+// the list is reused, each chooser starts empty.
+var chooserLists = sync.Pool{New: func() any { return new([]geom.Chooser) }}
+
 func newGrid(p *schedule.Program, ran func(task int32) bool) (*grid, int) {
 	n := len(p.Arenas) + len(p.Buffers)
 	ints, flags := make([]int32, len(p.Buffers)+n), make([]bool, 2*n)
@@ -81,7 +86,13 @@ func newGrid(p *schedule.Program, ran func(task int32) bool) (*grid, int) {
 		}
 	}
 	g.written, g.geo, g.approx, g.uses = flags[:n:n], make([]geom.Grid, n), flags[n:], ints[len(p.Buffers):]
-	choosers := make([]geom.Chooser, n)
+	cp := chooserLists.Get().(*[]geom.Chooser)
+	defer chooserLists.Put(cp)
+	if cap(*cp) < n {
+		*cp = make([]geom.Chooser, n)
+	}
+	choosers := (*cp)[:n]
+	clear(choosers) // what the last grid's choosers held is dropped, not reused
 	accesses := 0
 	for i := range p.Tasks {
 		if !ran(int32(i)) {

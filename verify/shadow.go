@@ -106,6 +106,7 @@ func (v *verifier) shadowOrder(ctx context.Context, run *engine, g *grid, access
 	if cp == nil {
 		return false, false, nil, ctx.Err()
 	}
+	defer cp.release()
 	sp := &shadowPass{v: v, cp: cp, g: g, arenas: make([]*shadowArena, len(g.written)),
 		budget: shadowBudget(accesses), checked: make([]int32, len(f.p.Tasks))}
 	sp.items, sp.spare, sp.spareSegs = sp.items0[:0], sp.spare0[:0], sp.spareSegs0[:0]
