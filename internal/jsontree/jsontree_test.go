@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -482,5 +483,47 @@ func TestSpaceSpan(t *testing.T) {
 			}
 		}
 		check(b)
+	}
+}
+
+// TestMembers checks that Members keeps the named members of an object,
+// in order, and the whole of any other value, and that it reports the
+// errors Value reports, in the members it drops as well.
+func TestMembers(t *testing.T) {
+	for _, c := range []struct {
+		doc, want string
+		keys      []string // the members kept, in order
+	}{
+		{`{"a":1,"b":{"x":[1,2]},"c":"s","a2":null}`, `{"a":1,"b":{"x":[1,2]}}`, []string{"a", "b"}},
+		{`{"z":[{"q":1}],"b":true}`, `{"b":true}`, []string{"b"}},
+		{`{"b":2, "a":1}`, `{"b":2,"a":1}`, []string{"b", "a"}},
+		{`{}`, `{}`, nil},
+		{`[1,{"a":2}]`, `[1,{"a":2}]`, nil},
+		{`"a"`, `"a"`, nil},
+	} {
+		n := NewScanner([]byte(c.doc), 0, 64).Members("b", "a")
+		dec := json.NewDecoder(strings.NewReader(c.want))
+		dec.UseNumber()
+		var want any
+		if err := dec.Decode(&want); err != nil {
+			t.Fatal(err)
+		}
+		if got := toAny(n); !reflect.DeepEqual(got, want) {
+			t.Errorf("Members(%s) = %v; want %v", c.doc, got, want)
+		}
+		if n.Kind == 'o' && !slices.Equal(n.Keys, c.keys) {
+			t.Errorf("Members(%s) keeps %q; want %q", c.doc, n.Keys, c.keys)
+		}
+	}
+	for _, doc := range []string{
+		`{"a":1,"a":2}`, `{"x":1,"x":2}`, `{"x":{"y":1,"y":2}}`, `{"x":[1,}`, `{"x":tru}`, `{"x":"\q"}`,
+		`{"k0":0,"k1":1,"k2":2,"k3":3,"k4":4,"k5":5,"k6":6,"k7":7,"k8":8,"k9":9,"k10":10,"k11":11,"k12":12,"k13":13,"k14":14,"k15":15,"k16":16,"k17":17,"k18":18,"k19":19,"k20":20,"k21":21,"k22":22,"k23":23,"k24":24,"k25":25,"k26":26,"k27":27,"k28":28,"k29":29,"k30":30,"k31":31,"k32":32,"k33":33,"k3":34}`,
+	} {
+		a, b := NewScanner([]byte(doc), 0, 64), NewScanner([]byte(doc), 0, 64)
+		a.Value()
+		b.Members("a")
+		if a.Err() == nil || b.Err() == nil || a.Err().Error() != b.Err().Error() {
+			t.Errorf("%s: Members error %v; Value error %v", doc, b.Err(), a.Err())
+		}
 	}
 }

@@ -1057,6 +1057,50 @@ func (s *Scanner) Value() *Node { return s.value(true) }
 // Skip reads one value and drops it, with the checks of [Scanner.Value].
 func (s *Scanner) Skip() { s.value(false) }
 
+// Members reads one value as [Scanner.Value] does, except that of an
+// object it keeps only the members whose key is one of keys, in their
+// order, and reads the others as [Scanner.Skip] does: every check is
+// made, the tree is built only where it is used. A value that is not an
+// object is kept whole.
+func (s *Scanner) Members(keys ...string) *Node {
+	if s.Peek() != 'o' {
+		return s.value(true)
+	}
+	s.Object()
+	n := &Node{Kind: 'o'}
+	set := s.keys.open()
+	for {
+		k, ok := s.Key()
+		if !ok {
+			break
+		}
+		if s.keys.add(&set, k) {
+			s.Duplicate(k)
+			return nil
+		}
+		key, keep := "", false
+		for _, w := range keys {
+			if string(k) == w {
+				key, keep = w, true // k may not outlast the value
+				break
+			}
+		}
+		v := s.value(keep)
+		if s.err != nil {
+			return nil
+		}
+		if keep {
+			n.Keys = append(n.Keys, key)
+			n.Vals = append(n.Vals, v)
+		}
+	}
+	s.keys.close(set)
+	if s.err != nil {
+		return nil
+	}
+	return n
+}
+
 func (s *Scanner) value(build bool) *Node {
 	switch s.Peek() {
 	case 'o':
@@ -1174,7 +1218,7 @@ func (ks *keySets) add(k *keySet, key []byte) (dup bool) {
 		}
 		from = end
 	}
-	if n := len(ks.ends) - k.first; n >= 16 {
+	if n := len(ks.ends) - k.first; n >= 32 {
 		k.big = make(map[string]bool, 2*n)
 		from := k.start
 		for _, end := range ks.ends[k.first:] {

@@ -147,6 +147,14 @@ func topBit(key []byte) uint32 {
 	return 0
 }
 
+// metaKeys and targetKeys are the members of meta and target that the
+// mapping reads (mapper.meta, mapper.target); the others are only
+// checked as JSON.
+var (
+	metaKeys   = []string{"model", "gpu"}
+	targetKeys = []string{"name", "num_sms", "supports_cooperative"}
+)
+
 func (d *decoder) top() error {
 	s, m := d.s, d.m
 	m.at(rRoot, 0)
@@ -192,9 +200,9 @@ func (d *decoder) top() error {
 		case kABIVersion:
 			d.abiVersion = s.Value()
 		case kMeta:
-			d.meta = s.Value()
+			d.meta = s.Members(metaKeys...)
 		case kTarget:
-			d.target = s.Value()
+			d.target = s.Members(targetKeys...)
 		case kPages:
 			d.pages = s.Value()
 		case kBuffers:
