@@ -136,8 +136,9 @@ type clockScratch struct {
 }
 
 // maxScratchCells bounds the join cells a scratch keeps for the next pass
-// (16 MiB): a larger run allocates as it would without one.
-const maxScratchCells = 1 << 22
+// (1 MiB): a larger run allocates as it would without one, its
+// allocations being few for their size, and keeps no more memory alive.
+const maxScratchCells = 1 << 18
 
 var clockScratches = sync.Pool{New: func() any { return new(clockScratch) }}
 

@@ -418,13 +418,22 @@ func (v *verifier) verifyFile(file string) *verify.Report {
 	if r != nil {
 		return r
 	}
-	r = v.verifyData(file, data)
-	if v.sarif == nil {
+	// A large document is not kept: nothing refers to it once decoded.
+	pooled := spare != nil && cap(data) <= maxPooledDocument
+	if pooled {
 		*spare = data[:0]
+	}
+	r = v.verifyData(file, data)
+	if pooled {
 		docBuffers.Put(spare)
 	}
 	return r
 }
+
+// maxPooledDocument is the largest buffer docBuffers keeps: a larger
+// document is dropped once decoded, as it would be without the pool, so
+// that it does not stay alive while its program is verified.
+const maxPooledDocument = 1 << 20
 
 // docBuffers holds the buffers of documents already verified, for the
 // next file a worker reads: a batch of files then reads into memory that
