@@ -14,6 +14,12 @@ AMK's loader does; only validate() is timed.
 
     go test ./schedule/amk -run TestE2Population -e2.out e2   # the 360 files
     python3 scripts/bench/amk_validate.py e2/*.json
+
+Where a checkout of AMK is at hand, scripts/bench/amk_e2.py times AMK's
+own validate() on the files AMK's own lowering writes, and is the
+comparison to use. This reconstruction's op table is not that of AMK at
+a514bbc (EMBED, ROPE and RMSNORM take other inputs and params there): it
+rejects AMK's own lowerings, so run it only on the generated toys.
 """
 
 import collections
