@@ -145,6 +145,7 @@ var clockScratches = sync.Pool{New: func() any { return new(clockScratch) }}
 // release hands the pass's scratch back; the pass must not run again.
 func (cp *clockPass) release() {
 	if cp != nil && cp.sc != nil {
+		clear(cp.sc.cur[:cap(cp.sc.cur)]) // keep no vector of this pass alive
 		clockScratches.Put(cp.sc)
 		cp.sc = nil
 	}
