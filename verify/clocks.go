@@ -280,11 +280,13 @@ func newClockPassCtx(ctx context.Context, f *form, hb bool) *clockPass {
 	// dynamic would otherwise carry a component per idle worker).
 	// The per-thread lists share one slab.
 	var lists []int32
-	cp.sc = clockScratches.Get().(*clockScratch)
-	switch sc := cp.sc; {
+	switch {
 	case T <= smallThreads:
+		// A small pass lives in its own allocation and takes no scratch.
 		lists = cp.lists0[:4*T]
 	default:
+		cp.sc = clockScratches.Get().(*clockScratch)
+		sc := cp.sc
 		if cap(sc.lists) < 4*T {
 			sc.lists = make([]int32, 4*T)
 		}

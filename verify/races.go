@@ -86,13 +86,18 @@ func newGrid(p *schedule.Program, ran func(task int32) bool) (*grid, int) {
 		}
 	}
 	g.written, g.geo, g.approx, g.uses = flags[:n:n], make([]geom.Grid, n), flags[n:], ints[len(p.Buffers):]
-	cp := chooserLists.Get().(*[]geom.Chooser)
-	defer chooserLists.Put(cp)
-	if cap(*cp) < n {
-		*cp = make([]geom.Chooser, n)
+	var choosers []geom.Chooser
+	if n <= smallObjects {
+		choosers = make([]geom.Chooser, n)
+	} else {
+		cp := chooserLists.Get().(*[]geom.Chooser)
+		defer chooserLists.Put(cp)
+		if cap(*cp) < n {
+			*cp = make([]geom.Chooser, n)
+		}
+		choosers = (*cp)[:n]
+		clear(choosers) // what the last grid's choosers held is dropped, not reused
 	}
-	choosers := (*cp)[:n]
-	clear(choosers) // what the last grid's choosers held is dropped, not reused
 	accesses := 0
 	for i := range p.Tasks {
 		if !ran(int32(i)) {
