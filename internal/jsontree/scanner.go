@@ -1066,8 +1066,18 @@ func (s *Scanner) Members(keys ...string) *Node {
 	if s.Peek() != 'o' {
 		return s.value(true)
 	}
+	return s.object(true, true, keys)
+}
+
+// object reads an object value: with build, into a node that holds every
+// member, or with filter only those whose key is in only (the others are
+// read as Skip reads them).
+func (s *Scanner) object(build, filter bool, only []string) *Node {
 	s.Object()
-	n := &Node{Kind: 'o'}
+	var n *Node
+	if build {
+		n = &Node{Kind: 'o'}
+	}
 	set := s.keys.open()
 	for {
 		k, ok := s.Key()
@@ -1078,11 +1088,19 @@ func (s *Scanner) Members(keys ...string) *Node {
 			s.Duplicate(k)
 			return nil
 		}
-		key, keep := "", false
-		for _, w := range keys {
-			if string(k) == w {
-				key, keep = w, true // k may not outlast the value
-				break
+		// The key is copied before the value is read: k may not outlast it.
+		key, keep := "", build
+		switch {
+		case !build:
+		case !filter:
+			key = string(k)
+		default:
+			keep = false
+			for _, w := range only {
+				if string(k) == w {
+					key, keep = w, true
+					break
+				}
 			}
 		}
 		v := s.value(keep)
@@ -1104,39 +1122,7 @@ func (s *Scanner) Members(keys ...string) *Node {
 func (s *Scanner) value(build bool) *Node {
 	switch s.Peek() {
 	case 'o':
-		s.Object()
-		var n *Node
-		if build {
-			n = &Node{Kind: 'o'}
-		}
-		keys := s.keys.open()
-		for {
-			k, ok := s.Key()
-			if !ok {
-				break
-			}
-			if s.keys.add(&keys, k) {
-				s.Duplicate(k)
-				return nil
-			}
-			var key string
-			if build {
-				key = string(k)
-			}
-			v := s.value(build)
-			if s.err != nil {
-				return nil
-			}
-			if build {
-				n.Keys = append(n.Keys, key)
-				n.Vals = append(n.Vals, v)
-			}
-		}
-		s.keys.close(keys)
-		if s.err != nil {
-			return nil
-		}
-		return n
+		return s.object(build, false, nil)
 	case 'a':
 		s.Array()
 		var n *Node
