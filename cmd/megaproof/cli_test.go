@@ -4,8 +4,10 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -435,6 +437,32 @@ func TestBatchOrder(t *testing.T) {
 		internal := len(r.Findings) == 1 && r.Findings[0].Code == codeInternal
 		if r.File != files[i] || internal != (files[i] == racy) {
 			t.Errorf("record %d: %+v; want file %s, internal %v", i, r, files[i], files[i] == racy)
+		}
+	}
+}
+
+// TestOpenDocument checks that openDocument opens what os.Open opens and
+// fails as it fails, with the same message.
+func TestOpenDocument(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "doc.json")
+	if err := os.WriteFile(file, []byte(`{"a":1}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := openDocument(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := readDocument(f, 1<<20, nil)
+	f.Close()
+	if err != nil || string(data) != `{"a":1}` {
+		t.Errorf("read %q, %v", data, err)
+	}
+	for _, name := range []string{filepath.Join(dir, "missing.json"), filepath.Join(file, "x")} {
+		_, err := openDocument(name)
+		_, want := os.Open(name)
+		if err == nil || want == nil || err.Error() != want.Error() || errors.Is(err, fs.ErrNotExist) != errors.Is(want, fs.ErrNotExist) {
+			t.Errorf("openDocument(%s): %v; os.Open: %v", name, err, want)
 		}
 	}
 }

@@ -451,7 +451,7 @@ func (v *verifier) read(file string, spare *[]byte) ([]byte, *verify.Report) {
 		data, err = readDocument(v.stdin, v.maxBytes, nil)
 	} else {
 		var f *os.File
-		if f, err = os.Open(file); err == nil {
+		if f, err = openDocument(file); err == nil {
 			var reuse []byte
 			if spare != nil {
 				reuse = *spare
@@ -565,9 +565,10 @@ func readDocument(r io.Reader, limit int64, reuse []byte) ([]byte, error) {
 	const sniff = 1 << 20
 	var buf []byte
 	regular := false
+	var size int64 // a regular file's size when it was opened
 	if f, ok := r.(*os.File); ok {
 		if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
-			if fi.Size() > limit {
+			if size = fi.Size(); size > limit {
 				return nil, errTooLarge
 			}
 			if int64(cap(reuse)) > fi.Size() {
@@ -607,7 +608,10 @@ func readDocument(r io.Reader, limit int64, reuse []byte) ([]byte, error) {
 		if !regular && !doomed && len(buf) >= sniff && len(buf)-k < sniff {
 			doomed = cannotBeginJSON(buf)
 		}
-		if err == io.EOF {
+		// A regular file is read to the size it had when it was opened,
+		// without a last read to see its end (a file of size 0, as in
+		// /proc, is read to its end).
+		if err == io.EOF || err == nil && regular && size > 0 && int64(len(buf)) == size {
 			return buf, nil
 		}
 		if err != nil {
