@@ -69,8 +69,8 @@ type grid struct {
 // program of the given number of accesses; tests shrink it.
 var gridBudget = func(accesses int) int64 { return 16*int64(accesses) + 1<<20 }
 
-// chooserLists holds newGrid's per-arena choosers between grids: only
-// the list is reused, each chooser starts empty.
+// chooserLists holds newGrid's per-arena chooser lists between grids,
+// empty: only the list is reused, each chooser starts empty.
 var chooserLists = sync.Pool{New: func() any { return new([]geom.Chooser) }}
 
 func newGrid(p *schedule.Program, ran func(task int32) bool) (*grid, int) {
@@ -91,12 +91,14 @@ func newGrid(p *schedule.Program, ran func(task int32) bool) (*grid, int) {
 		choosers = make([]geom.Chooser, n)
 	} else {
 		cp := chooserLists.Get().(*[]geom.Chooser)
-		defer chooserLists.Put(cp)
 		if cap(*cp) < n {
 			*cp = make([]geom.Chooser, n)
 		}
 		choosers = (*cp)[:n]
-		clear(choosers) // what the last grid's choosers held is dropped, not reused
+		defer func() {
+			clear(choosers) // the list keeps nothing of this grid's choosers
+			chooserLists.Put(cp)
+		}()
 	}
 	accesses := 0
 	for i := range p.Tasks {

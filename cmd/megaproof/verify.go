@@ -412,7 +412,7 @@ func readLine(in *bufio.Reader, limit int64) (line []byte, tooLong bool, err err
 func (v *verifier) verifyFile(file string) *verify.Report {
 	var spare *[]byte
 	if v.sarif == nil {
-		spare, _ = docBuffers.Get().(*[]byte)
+		spare = docBuffers.Get().(*[]byte)
 	}
 	data, r := v.read(file, spare)
 	if r != nil {
