@@ -87,4 +87,14 @@ func BenchmarkDecodeVerify(b *testing.B) {
 		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "programs/s")
 		reportCPU(b, c0, cpuOK)
 	})
+	b.Run("codes/validate", func(b *testing.B) {
+		b.ReportAllocs()
+		i := 0
+		for b.Loop() {
+			if err := progs[i%len(progs)].Validate(); err != nil {
+				b.Fatal(err)
+			}
+			i++
+		}
+	})
 }

@@ -233,6 +233,7 @@ func BenchmarkE2Population(b *testing.B) {
 		}},
 		{"decode", func(i int) error { _, err := amk.Unmarshal(docs[i]); return err }},
 		{"verify", func(i int) error { _, err := verify.Run(ctx, progs[i], verify.Config{}); return err }},
+		{"validate", func(i int) error { return progs[i].Validate() }},
 		{"encoding-json-any", func(i int) error {
 			var v any
 			return json.Unmarshal(docs[i], &v)

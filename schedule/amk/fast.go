@@ -416,12 +416,18 @@ func bufferKey(b []byte, i int) (uint32, int) {
 	return bit, colon(b, i+1+n)
 }
 
-// refs reads a task's list of at most limit buffer ids at i into d.refs,
+// refsAt reads a task's list of at most limit buffer ids at i into d.refs,
 // as buffer indices, and returns the index after it; -1 for anything else.
 func (d *decoder) refsAt(b []byte, i, limit int) int {
-	i, empty := open(b, i, '[', ']')
-	if i < 0 || empty {
-		return i
+	ls := &d.refSeps
+	if m := ls.open.match(b, i); m != 0 && b[i+m] != ']' {
+		i += m
+	} else {
+		i0, empty := i, false
+		if i, empty = open(b, i, '[', ']'); i < 0 || empty {
+			return i
+		}
+		ls.open.learn(b[i0:i], 0)
 	}
 	for n := 1; ; n++ {
 		if n > limit {
@@ -436,33 +442,71 @@ func (d *decoder) refsAt(b []byte, i, limit int) int {
 			return -1
 		}
 		d.refs = append(d.refs, bi)
-		if j < len(b) && b[j] == ']' {
-			return j + 1
-		}
 		var end bool
-		if i, end = after(b, j, ']'); i < 0 || end {
+		if i, end = ls.after(b, j, ']'); i < 0 || end {
 			return i
 		}
 	}
 }
 
+// listSeps are the separators of a list's elements, learned as for an
+// object's members (sep): after its '[' (when it is not empty), between
+// two elements and before its ']'.
+// A learned open separator is taken only when an element follows it: the
+// same bytes may begin an empty list.
+type listSeps struct{ open, next, end sep }
+
+// after is the package's after, with the separators ls learned.
+func (ls *listSeps) after(b []byte, j int, end byte) (int, bool) {
+	if j < len(b) && b[j] == end {
+		return j + 1, true
+	}
+	if m := ls.next.match(b, j); m != 0 {
+		return j + m, false
+	}
+	if m := ls.end.match(b, j); m != 0 {
+		return j + m, true
+	}
+	i, done := after(b, j, end)
+	switch {
+	case i < 0:
+	case done:
+		ls.end.learn(b[j:i], 0)
+	default:
+		ls.next.learn(b[j:i], 0)
+	}
+	return i, done
+}
+
 // waitsAt reads a task's list of waits at i into d.waits and returns the
 // index after it; -1 for anything else.
 func (d *decoder) waitsAt(b []byte, i int) int {
-	i, empty := open(b, i, '[', ']')
-	if i < 0 || empty {
-		return i
+	ls := &d.waitSeps
+	if m := ls.open.match(b, i); m != 0 && b[i+m] != ']' {
+		i += m
+	} else {
+		i0, empty := i, false
+		if i, empty = open(b, i, '[', ']'); i < 0 || empty {
+			return i
+		}
+		ls.open.learn(b[i0:i], 0)
 	}
 	for {
-		if len(d.waits) == MaxWaits {
+		if len(d.waits) == MaxWaits || i >= len(b) || b[i] != '{' {
 			return -1
 		}
+		j := i + 1
 		var seen uint32
 		var ctr, k int64
-		j, end := open(b, i, '{', '}')
-		for j >= 0 && !end {
+		for n := 0; ; n++ {
 			var bit uint32
-			if bit, j = waitKey(b, j); j < 0 || seen&bit != 0 {
+			if bit, j = d.member(b, j, n, d.waitMembers[:], waitKey); j < 0 {
+				return -1
+			}
+			if bit == 0 {
+				break
+			}
+			if seen&bit != 0 {
 				return -1
 			}
 			seen |= bit
@@ -475,9 +519,8 @@ func (d *decoder) waitsAt(b []byte, i int) int {
 			} else {
 				k = v
 			}
-			j, end = after(b, j, '}')
 		}
-		if j < 0 || seen != wCounter|wThreshold || k < 1 || k > math.MaxUint32 {
+		if seen != wCounter|wThreshold || k < 1 || k > math.MaxUint32 {
 			return -1
 		}
 		ci, found := d.m.ctrByID.get(ctr)
@@ -485,42 +528,106 @@ func (d *decoder) waitsAt(b []byte, i int) int {
 			return -1
 		}
 		d.waits = append(d.waits, schedule.Step{Kind: schedule.Wait, Object: int32(ci), Value: uint64(k)})
-		if i, end = after(b, j, ']'); i < 0 || end {
+		var end bool
+		if i, end = ls.after(b, j, ']'); i < 0 || end {
 			return i
 		}
 	}
 }
 
+// member reads what comes at i after an object's '{' (n == 0) or after its
+// n-th member's value: the next member's key, with key, up to its value,
+// or the object's '}'. It returns the key's bit and the index of its value,
+// or 0 and the index after the '}'; -1 for anything else. The separators
+// are learned in seps (the last one: before the '}').
+func (d *decoder) member(b []byte, i, n int, seps []sep, key func([]byte, int) (uint32, int)) (uint32, int) {
+	last := len(seps) - 1
+	if n < last {
+		if m := seps[n].match(b, i); m != 0 {
+			return seps[n].bit, i + m
+		}
+	}
+	if m := seps[last].match(b, i); m != 0 && n > 0 {
+		return 0, i + m
+	}
+	j, end := i, false
+	if n == 0 {
+		if j = ws(b, i); j < len(b) && b[j] == '}' {
+			j, end = j+1, true
+		}
+	} else {
+		j, end = after(b, i, '}')
+	}
+	if j < 0 {
+		return 0, -1
+	}
+	if end {
+		if n > 0 {
+			seps[last].learn(b[i:j], 0)
+		}
+		return 0, j
+	}
+	bit, k := key(b, j)
+	if k < 0 {
+		return 0, -1
+	}
+	if n < last {
+		seps[n].learn(b[i:k], bit)
+	}
+	return bit, k
+}
+
 // paramsAt reads a task's params object at i into d.ps, number literals
 // that are not small integers into d.lits, and returns the index after it;
 // -1 for anything else. Tasks in a row tend to have the same keys in the
-// same order: the n-th key is first compared with the n-th key of the last
-// task read here (a plain string, so the same bytes and a closing quote
-// are the same string), and only scanned and interned when it differs.
+// same order, written alike: the n-th member is first matched against the
+// bytes of the n-th member of the last params read here, up to its value
+// (a sep: a plain key, so the same bytes are the same key), and only
+// scanned and interned when it differs.
 func (d *decoder) paramsAt(b []byte, i int) int {
-	i, end := open(b, i, '{', '}')
-	for n := 0; i >= 0 && !end; n++ {
+	if i >= len(b) || b[i] != '{' {
+		return -1
+	}
+	i++
+	for n := 0; ; n++ {
 		var p param
 		j := -1
-		if n < len(d.lastKeys) {
-			if k := d.lastKeys[n]; len(b)-i > len(k)+1 && string(b[i+1:i+1+len(k)]) == k && b[i+1+len(k)] == '"' && b[i] == '"' {
-				p.key, j = k, i+2+len(k)
+		if n < len(d.paramSeps) {
+			if m := d.paramSeps[n].match(b, i); m != 0 {
+				p.key, j = d.paramKeys[n], i+m
 			}
 		}
 		if j < 0 {
-			if j = strAt(b, i); j < 0 {
+			if m := d.paramEnd.match(b, i); m != 0 && n > 0 {
+				return i + m
+			}
+			k, end := i, false
+			if n == 0 {
+				if k = ws(b, i); k < len(b) && b[k] == '}' {
+					k, end = k+1, true
+				}
+			} else {
+				k, end = after(b, i, '}')
+			}
+			if k < 0 || end {
+				if end && n > 0 {
+					d.paramEnd.learn(b[i:k], 0)
+				}
+				return k
+			}
+			if j = strAt(b, k); j < 0 {
 				return -1
 			}
-			p.key = d.intern(b[i+1 : j-1])
-			switch {
-			case len(p.key) > 64: // kept short: the decoder is pooled
-			case n < len(d.lastKeys):
-				d.lastKeys[n] = p.key
-			case n == len(d.lastKeys) && n < 16:
-				d.lastKeys = append(d.lastKeys, p.key)
+			p.key = d.intern(b[k+1 : j-1])
+			if j = colon(b, j); j < 0 {
+				return -1
+			}
+			if n < len(d.paramSeps) && len(p.key) <= 64 { // kept short: the decoder is pooled
+				d.paramSeps[n].learn(b[i:j], 0)
+				d.paramKeys[n] = p.key
 			}
 		}
-		if j = colon(b, j); j < 0 || d.ps.get(p.key) != nil {
+		if d.ps.get(p.key) != nil {
 			return -1
 		}
 		if j < len(b) && (b[j] == '-' || b[j] >= '0' && b[j] <= '9') {
@@ -541,9 +648,8 @@ func (d *decoder) paramsAt(b []byte, i int) int {
 			return -1
 		}
 		d.ps = append(d.ps, p)
-		i, end = after(b, j, '}')
+		i = j
 	}
-	return i
 }
 
 // fastTask reads the task at the scanner's position by hand into tf,
@@ -551,11 +657,18 @@ func (d *decoder) paramsAt(b []byte, i int) int {
 // or false, for the scanner to read it.
 func (d *decoder) fastTask(tf *taskFields) (int, bool) {
 	b := d.s.Buffered()
-	i, end := open(b, ws(b, 0), '{', '}')
+	i := ws(b, 0)
+	if i >= len(b) || b[i] != '{' {
+		return 0, false
+	}
+	i++
 	var seen uint32
-	for i >= 0 && !end {
+	for n := 0; ; n++ {
 		var bit uint32
-		if bit, i = taskKey(b, i); i < 0 || seen&bit != 0 {
+		if bit, i = d.member(b, i, n, d.taskSeps[:], taskKey); i < 0 || bit == 0 {
+			break
+		}
+		if seen&bit != 0 {
 			return 0, false
 		}
 		seen |= bit
@@ -612,14 +725,41 @@ func (d *decoder) fastTask(tf *taskFields) (int, bool) {
 		if i < 0 {
 			return 0, false
 		}
-		if i+1 < len(b) && b[i] == ',' && b[i+1] == '"' { // the compact form
-			i++
-			continue
-		}
-		i, end = after(b, i, '}')
 	}
 	tf.seen = seen
 	return i, i >= 0
+}
+
+// A sep is the bytes from the end of a member's value (or from an object's
+// '{') to the start of the next member's value: white space, ',', the key
+// and ':', as an earlier object held them when they were read in full; and
+// the key's field bit. The same bytes are the same member.
+type sep struct {
+	n   uint8
+	bit uint32
+	b   [maxSep]byte
+}
+
+// maxSep bounds a learned separator (longer ones are not learned).
+const maxSep = 46
+
+// match returns the length of s if b holds it at i, followed by a byte
+// that is not white space (s takes all the white space there was where it
+// was learned), and 0 otherwise.
+func (s *sep) match(b []byte, i int) int {
+	if n := int(s.n); n > 0 && len(b)-i > n && b[i+n] > ' ' && string(b[i:i+n]) == string(s.b[:n]) {
+		return n
+	}
+	return 0
+}
+
+// learn makes s the separator v of the member with bit.
+func (s *sep) learn(v []byte, bit uint32) {
+	if len(v) > maxSep {
+		s.n = 0
+		return
+	}
+	s.n, s.bit = uint8(copy(s.b[:], v)), bit
 }
 
 // fastBuffer reads the buffer at the scanner's position by hand into bf
@@ -627,11 +767,18 @@ func (d *decoder) fastTask(tf *taskFields) (int, bool) {
 // false, for the scanner to read it.
 func (d *decoder) fastBuffer(bf *bufFields) (int, bool) {
 	b := d.s.Buffered()
-	i, end := open(b, ws(b, 0), '{', '}')
+	i := ws(b, 0)
+	if i >= len(b) || b[i] != '{' {
+		return 0, false
+	}
+	i++
 	var seen uint32
-	for i >= 0 && !end {
+	for n := 0; ; n++ {
 		var bit uint32
-		if bit, i = bufferKey(b, i); i < 0 || seen&bit != 0 {
+		if bit, i = d.member(b, i, n, d.bufSeps[:], bufferKey); i < 0 || bit == 0 {
+			break
+		}
+		if seen&bit != 0 {
 			return 0, false
 		}
 		seen |= bit
@@ -675,9 +822,15 @@ func (d *decoder) fastBuffer(bf *bufFields) (int, bool) {
 			}
 			i = j
 		case fShape:
-			var empty bool
-			if i, empty = open(b, i, '[', ']'); i < 0 || empty {
-				break
+			ls := &d.shapeSeps
+			if m := ls.open.match(b, i); m != 0 && b[i+m] != ']' {
+				i += m
+			} else {
+				i0, empty := i, false
+				if i, empty = open(b, i, '[', ']'); i < 0 || empty {
+					break
+				}
+				ls.open.learn(b[i0:i], 0)
 			}
 			for {
 				var x int64
@@ -686,7 +839,7 @@ func (d *decoder) fastBuffer(bf *bufFields) (int, bool) {
 				}
 				d.shape = append(d.shape, x)
 				var done bool
-				if i, done = after(b, i, ']'); i < 0 || done {
+				if i, done = ls.after(b, i, ']'); i < 0 || done {
 					break
 				}
 			}
@@ -696,7 +849,6 @@ func (d *decoder) fastBuffer(bf *bufFields) (int, bool) {
 		if i < 0 {
 			return 0, false
 		}
-		i, end = after(b, i, '}')
 	}
 	bf.seen = seen
 	return i, i >= 0

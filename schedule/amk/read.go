@@ -49,7 +49,19 @@ type decoder struct {
 	shapeSlab      []int64
 	paramSlab      schedule.Params
 	strs           []string
-	lastKeys       []string // the param keys of the last task read by hand, in order
+	// The separators learned by the readers by hand (sep): of the
+	// members of a task, a buffer and a wait, in order, the last one
+	// before the '}'; of the members of params, with their keys, and
+	// before params' '}'; and of the lists in them.
+	taskSeps    [13]sep
+	bufSeps     [8]sep
+	waitMembers [3]sep
+	paramSeps   [16]sep
+	paramKeys   [16]string
+	paramEnd    sep
+	refSeps     listSeps
+	waitSeps    listSeps
+	shapeSeps   listSeps
 	// Names of the tasks read directly, not yet set: their bytes, and per
 	// task its place in the task list and where its name ends. They
 	// become one string.
@@ -94,8 +106,6 @@ func (d *decoder) decode() (*schedule.Program, error) {
 	d.irVersion, d.abiVersion, d.meta, d.target, d.pages = nil, nil, nil, nil, nil
 	d.buffersDone, d.countersDone, d.tasksSeen, d.tasksRaw = false, false, false, nil
 	d.fastRead, d.fastBufs, d.fastCtrs = 0, 0, 0
-	clear(d.lastKeys)
-	d.lastKeys = d.lastKeys[:0]
 	err := d.top()
 	p := d.m.p
 	d.m.p = nil

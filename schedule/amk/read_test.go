@@ -108,6 +108,9 @@ func FuzzUnmarshal(f *testing.F) {
 		f.Add(data)
 	}
 	f.Add(e2Toy(1, 64, 64, 82))
+	var indented bytes.Buffer
+	json.Indent(&indented, e2Toy(1, 64, 32, 82), "", "  ")
+	f.Add(indented.Bytes()) // as AMK writes its files
 	f.Add([]byte(`{"tasks":[{"id":0,"op":"NOP","inputs":[0],"outputs":[],"out_counter":0}],"counters":[{"id":0}],"buffers":[{"id":0,"name":"b","kind":"WEIGHT","dtype":"I4","shape":[3]}]}`))
 	// Keys the mapping skips, repeated or of any type; params as small
 	// integers, other integer forms, floats, beyond int32 and repeated.
@@ -219,6 +222,52 @@ func TestFastTasks(t *testing.T) {
 		}
 		if d.fastCtrs != len(p.Counters) {
 			t.Errorf("%s: %d of %d counters read by hand", c.name, d.fastCtrs, len(p.Counters))
+		}
+		rp, rerr := unmarshalTree(c.data)
+		if differ(p, err, rp, rerr) {
+			t.Errorf("%s: one-pass and reference readers differ:\n%s", c.name, cmp.Diff(rp, p, cmpopts.EquateEmpty()))
+		}
+	}
+}
+
+// TestLearnedSeparators reads documents of several layouts in turn with
+// one decoder, so that the separators learned from one layout meet the
+// bytes of the next (and a document whose objects are not all written
+// alike), and checks that every object is still read by hand and gives
+// what the reference reader gives.
+func TestLearnedSeparators(t *testing.T) {
+	doc := e2Toy(2, 96, 32, 108)
+	indent := func(prefix, by string) []byte {
+		var b bytes.Buffer
+		if err := json.Indent(&b, doc, prefix, by); err != nil {
+			t.Fatal(err)
+		}
+		return b.Bytes()
+	}
+	two := indent("", "  ")
+	// The fifth task, the first buffers, waits and params objects written
+	// otherwise than those after them.
+	mixed := bytes.Replace(two, []byte(`"op": `), []byte(`"op" :  `), 5)
+	mixed = bytes.Replace(mixed, []byte(`"op" :  `), []byte(`"op": `), 4)
+	mixed = bytes.Replace(mixed, []byte("\"shape\": [\n"), []byte("\"shape\":\t[\n"), 3)
+	mixed = bytes.Replace(mixed, []byte(`"eps": `), []byte(`"eps":   `), 1)
+	mixed = bytes.Replace(mixed, []byte(`"threshold": `), []byte(`"threshold":`), 2)
+	d := new(decoder)
+	for _, c := range []struct {
+		name string
+		data []byte
+	}{
+		{"indented", two}, {"compact", doc}, {"tabs", indent("", "\t")}, {"indented", two},
+		{"four", indent("  ", "    ")}, {"mixed", mixed}, {"indented", two}, {"mixed", mixed},
+	} {
+		d.sc.Reset(c.data, 0, maxDepth)
+		d.fastRead, d.fastBufs = 0, 0
+		p, err := d.decode()
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if d.fastRead != len(p.Tasks) || d.fastBufs != len(p.Buffers) {
+			t.Errorf("%s: %d of %d tasks and %d of %d buffers read by hand", c.name, d.fastRead, len(p.Tasks), d.fastBufs, len(p.Buffers))
 		}
 		rp, rerr := unmarshalTree(c.data)
 		if differ(p, err, rp, rerr) {
