@@ -499,11 +499,15 @@ func (d *decoder) waitsAt(b []byte, i int) int {
 		var seen uint32
 		var ctr, k int64
 		for n := 0; ; n++ {
-			var bit uint32
-			if bit, j = d.member(b, j, n, d.waitMembers[:], waitKey); j < 0 {
-				return -1
+			bit, m := uint32(0), 0
+			if n < len(d.waitMembers)-1 {
+				m = d.waitMembers[n].match(b, j)
 			}
-			if bit == 0 {
+			if m != 0 {
+				bit, j = d.waitMembers[n].bit, j+m
+			} else if bit, j = member(b, j, n, d.waitMembers[:], waitKey); j < 0 {
+				return -1
+			} else if bit == 0 {
 				break
 			}
 			if seen&bit != 0 {
@@ -536,17 +540,13 @@ func (d *decoder) waitsAt(b []byte, i int) int {
 }
 
 // member reads what comes at i after an object's '{' (n == 0) or after its
-// n-th member's value: the next member's key, with key, up to its value,
-// or the object's '}'. It returns the key's bit and the index of its value,
-// or 0 and the index after the '}'; -1 for anything else. The separators
-// are learned in seps (the last one: before the '}').
-func (d *decoder) member(b []byte, i, n int, seps []sep, key func([]byte, int) (uint32, int)) (uint32, int) {
+// n-th member's value when its learned separator (seps[n]) is not there:
+// the next member's key, with key, up to its value, or the object's '}'. It
+// returns the key's bit and the index of its value, or 0 and the index
+// after the '}'; -1 for anything else; and learns the separator in seps
+// (the last one: before the '}'). Its callers match seps[n] first, inline.
+func member(b []byte, i, n int, seps []sep, key func([]byte, int) (uint32, int)) (uint32, int) {
 	last := len(seps) - 1
-	if n < last {
-		if m := seps[n].match(b, i); m != 0 {
-			return seps[n].bit, i + m
-		}
-	}
 	if m := seps[last].match(b, i); m != 0 && n > 0 {
 		return 0, i + m
 	}
@@ -664,8 +664,13 @@ func (d *decoder) fastTask(tf *taskFields) (int, bool) {
 	i++
 	var seen uint32
 	for n := 0; ; n++ {
-		var bit uint32
-		if bit, i = d.member(b, i, n, d.taskSeps[:], taskKey); i < 0 || bit == 0 {
+		bit, m := uint32(0), 0
+		if n < len(d.taskSeps)-1 {
+			m = d.taskSeps[n].match(b, i)
+		}
+		if m != 0 {
+			bit, i = d.taskSeps[n].bit, i+m
+		} else if bit, i = member(b, i, n, d.taskSeps[:], taskKey); i < 0 || bit == 0 {
 			break
 		}
 		if seen&bit != 0 {
@@ -774,8 +779,13 @@ func (d *decoder) fastBuffer(bf *bufFields) (int, bool) {
 	i++
 	var seen uint32
 	for n := 0; ; n++ {
-		var bit uint32
-		if bit, i = d.member(b, i, n, d.bufSeps[:], bufferKey); i < 0 || bit == 0 {
+		bit, m := uint32(0), 0
+		if n < len(d.bufSeps)-1 {
+			m = d.bufSeps[n].match(b, i)
+		}
+		if m != 0 {
+			bit, i = d.bufSeps[n].bit, i+m
+		} else if bit, i = member(b, i, n, d.bufSeps[:], bufferKey); i < 0 || bit == 0 {
 			break
 		}
 		if seen&bit != 0 {
