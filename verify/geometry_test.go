@@ -362,3 +362,40 @@ func TestCancelRows(t *testing.T) {
 		})
 	}
 }
+
+// TestBoundsMessageRange checks the byte range an out-of-bounds finding
+// names: below the buffer (an end at or below 0 is negative, not wrapped),
+// past its end, and an access ending at 2^63, the largest end there is.
+func TestBoundsMessageRange(t *testing.T) {
+	for _, c := range []struct {
+		offset, length int64
+		want           string
+	}{
+		{-9, 8, "bytes [-9, -1) of x"},
+		{-8, 8, "bytes [-8, 0) of x"},
+		{-1, 8, "bytes [-1, 7) of x"},
+		{-1 << 62, 1, "bytes [-4611686018427387904, -4611686018427387903) of x"},
+		{60, 8, "bytes [60, 68) of x"},
+		{1 << 62, 1 << 62, "bytes [4611686018427387904, 9223372036854775808) of x"},
+	} {
+		doc := fmt.Sprintf(`{"format":"megaproof/v1","launch":{"sms":1,"workers":1},"buffers":[{"name":"x","kind":"state","size":64}],`+
+			`"tasks":[{"name":"a","worker":0,"writes":[{"buffer":"x","offset":%d,"length":%d}]}]}`, c.offset, c.length)
+		p, err := schedule.Unmarshal([]byte(doc))
+		if err != nil {
+			t.Fatalf("offset %d length %d: %v", c.offset, c.length, err)
+		}
+		res, err := Run(context.Background(), p, Config{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var msgs []string
+		for _, f := range res.Findings {
+			if f.Code == CodeOutOfBounds {
+				msgs = append(msgs, f.Message)
+			}
+		}
+		if len(msgs) != 1 || !strings.Contains(msgs[0], c.want) {
+			t.Errorf("offset %d length %d: out-of-bounds findings %q, want one with %q", c.offset, c.length, msgs, c.want)
+		}
+	}
+}

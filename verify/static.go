@@ -53,9 +53,18 @@ func unwrittenMessage(buffer string, lo, hi int64) string {
 }
 
 // boundsMessage is the message of an out-of-bounds finding: task name's
-// access (what: "reads" or "writes") of bytes [lo, hi) of buffer b.
+// access (what: "reads" or "writes") of bytes [lo, hi) of buffer b. An
+// access may end at 2^63 (offset and extent are each at most 2^62), which
+// wraps hi below lo: it is then hi as an unsigned number; otherwise hi as
+// it is, negative for an access that ends below the buffer.
 func boundsMessage(name, what string, lo, hi int64, b *schedule.Buffer) string {
-	return newMsg().s("task ").q(name).s(" ").s(what).s(" bytes [").i(lo).s(", ").u(uint64(hi)).s(") of ").s(b.Name).s(", which has ").u(b.Size).s(" bytes").String()
+	m := newMsg().s("task ").q(name).s(" ").s(what).s(" bytes [").i(lo).s(", ")
+	if hi < lo {
+		m = m.u(uint64(hi))
+	} else {
+		m = m.i(hi)
+	}
+	return m.s(") of ").s(b.Name).s(", which has ").u(b.Size).s(" bytes").String()
 }
 
 // staticFindings computes the static findings. Bounds are decided on each
