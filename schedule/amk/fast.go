@@ -420,14 +420,9 @@ func bufferKey(b []byte, i int) (uint32, int) {
 // as buffer indices, and returns the index after it; -1 for anything else.
 func (d *decoder) refsAt(b []byte, i, limit int) int {
 	ls := &d.refSeps
-	if m := ls.open.match(b, i); m != 0 && b[i+m] != ']' {
-		i += m
-	} else {
-		i0, empty := i, false
-		if i, empty = open(b, i, '[', ']'); i < 0 || empty {
-			return i
-		}
-		ls.open.learn(b[i0:i], 0)
+	i, empty := ls.start(b, i)
+	if i < 0 || empty {
+		return i
 	}
 	for n := 1; ; n++ {
 		if n > limit {
@@ -452,9 +447,21 @@ func (d *decoder) refsAt(b []byte, i, limit int) int {
 // listSeps are the separators of a list's elements, learned as for an
 // object's members (sep): after its '[' (when it is not empty), between
 // two elements and before its ']'.
-// A learned open separator is taken only when an element follows it: the
-// same bytes may begin an empty list.
 type listSeps struct{ open, next, end sep }
+
+// start is the package's open for a list, with the separator ls learned
+// (taken only when an element follows it: the same bytes may begin an
+// empty list).
+func (ls *listSeps) start(b []byte, i int) (int, bool) {
+	if m := ls.open.match(b, i); m != 0 && b[i+m] != ']' {
+		return i + m, false
+	}
+	j, empty := open(b, i, '[', ']')
+	if j >= 0 && !empty {
+		ls.open.learn(b[i:j], 0)
+	}
+	return j, empty
+}
 
 // after is the package's after, with the separators ls learned.
 func (ls *listSeps) after(b []byte, j int, end byte) (int, bool) {
@@ -482,14 +489,9 @@ func (ls *listSeps) after(b []byte, j int, end byte) (int, bool) {
 // index after it; -1 for anything else.
 func (d *decoder) waitsAt(b []byte, i int) int {
 	ls := &d.waitSeps
-	if m := ls.open.match(b, i); m != 0 && b[i+m] != ']' {
-		i += m
-	} else {
-		i0, empty := i, false
-		if i, empty = open(b, i, '[', ']'); i < 0 || empty {
-			return i
-		}
-		ls.open.learn(b[i0:i], 0)
+	i, empty := ls.start(b, i)
+	if i < 0 || empty {
+		return i
 	}
 	for {
 		if len(d.waits) == MaxWaits || i >= len(b) || b[i] != '{' {
@@ -539,6 +541,20 @@ func (d *decoder) waitsAt(b []byte, i int) int {
 	}
 }
 
+// nextKey reads what comes at i after an object's '{' (n == 0) or after
+// its n-th member's value: it returns the index of the next key and false,
+// or the index after the '}' and true; -1 for anything else.
+func nextKey(b []byte, i, n int) (int, bool) {
+	if n > 0 {
+		return after(b, i, '}')
+	}
+	j := ws(b, i)
+	if j < len(b) && b[j] == '}' {
+		return j + 1, true
+	}
+	return j, false
+}
+
 // member reads what comes at i after an object's '{' (n == 0) or after its
 // n-th member's value when its learned separator (seps[n]) is not there:
 // the next member's key, with key, up to its value, or the object's '}'. It
@@ -550,14 +566,7 @@ func member(b []byte, i, n int, seps []sep, key func([]byte, int) (uint32, int))
 	if m := seps[last].match(b, i); m != 0 && n > 0 {
 		return 0, i + m
 	}
-	j, end := i, false
-	if n == 0 {
-		if j = ws(b, i); j < len(b) && b[j] == '}' {
-			j, end = j+1, true
-		}
-	} else {
-		j, end = after(b, i, '}')
-	}
+	j, end := nextKey(b, i, n)
 	if j < 0 {
 		return 0, -1
 	}
@@ -601,14 +610,7 @@ func (d *decoder) paramsAt(b []byte, i int) int {
 			if m := d.paramEnd.match(b, i); m != 0 && n > 0 {
 				return i + m
 			}
-			k, end := i, false
-			if n == 0 {
-				if k = ws(b, i); k < len(b) && b[k] == '}' {
-					k, end = k+1, true
-				}
-			} else {
-				k, end = after(b, i, '}')
-			}
+			k, end := nextKey(b, i, n)
 			if k < 0 || end {
 				if end && n > 0 {
 					d.paramEnd.learn(b[i:k], 0)
@@ -656,83 +658,181 @@ func (d *decoder) paramsAt(b []byte, i int) int {
 // d.refs, d.waits, d.ps and d.lits, and returns how many bytes it read;
 // or false, for the scanner to read it.
 func (d *decoder) fastTask(tf *taskFields) (int, bool) {
+	n, seen, ok := d.fastObject(tf, nil)
+	tf.seen = seen
+	return n, ok
+}
+
+// fastBuffer reads the buffer at the scanner's position by hand into bf
+// and d.shape, as scanBuffer would, and returns how many bytes it read; or
+// false, for the scanner to read it.
+func (d *decoder) fastBuffer(bf *bufFields) (int, bool) {
+	n, seen, ok := d.fastObject(nil, bf)
+	bf.seen = seen
+	return n, ok
+}
+
+// fastObject reads the task (tf set) or buffer (bf set) at the scanner's
+// position by hand: its members, each once, through the separators learned
+// for its kind, and their values with taskValue or bufferValue. It returns
+// how many bytes it read and the bits of the members seen; or false.
+func (d *decoder) fastObject(tf *taskFields, bf *bufFields) (int, uint32, bool) {
 	b := d.s.Buffered()
 	i := ws(b, 0)
 	if i >= len(b) || b[i] != '{' {
-		return 0, false
+		return 0, 0, false
 	}
 	i++
+	seps, key := d.taskSeps[:], taskKey
+	if tf == nil {
+		seps, key = d.bufSeps[:], bufferKey
+	}
 	var seen uint32
 	for n := 0; ; n++ {
 		bit, m := uint32(0), 0
-		if n < len(d.taskSeps)-1 {
-			m = d.taskSeps[n].match(b, i)
+		if n < len(seps)-1 {
+			m = seps[n].match(b, i)
 		}
 		if m != 0 {
-			bit, i = d.taskSeps[n].bit, i+m
-		} else if bit, i = member(b, i, n, d.taskSeps[:], taskKey); i < 0 || bit == 0 {
+			bit, i = seps[n].bit, i+m
+		} else if bit, i = member(b, i, n, seps, key); i < 0 || bit == 0 {
 			break
 		}
 		if seen&bit != 0 {
-			return 0, false
+			return 0, 0, false
 		}
 		seen |= bit
-		switch bit {
-		case tID:
-			tf.id, i = uintAt(b, i)
-		case tOp:
-			j := strAt(b, i)
-			if j < 0 {
-				return 0, false
-			}
-			if tf.op = opName(b[i+1 : j-1]); tf.op == "" {
-				return 0, false
-			}
-			i = j
-		case tInputs:
-			if seen&tOutputs != 0 {
-				return 0, false
-			}
-			i = d.refsAt(b, i, MaxInputs)
-			tf.nIn = len(d.refs)
-		case tOutputs:
-			if seen&tInputs == 0 {
-				return 0, false
-			}
-			i = d.refsAt(b, i, MaxOutputs)
-		case tOutCtr:
-			tf.ctr, i = uintAt(b, i)
-		case tWaits:
-			if isNull(b, i) {
-				i += 4
-			} else {
-				i = d.waitsAt(b, i)
-			}
-		case tSM:
-			if isNull(b, i) {
-				i += 4
-			} else {
-				tf.sm, i = uintAt(b, i)
-				if tf.sm >= schedule.MaxWorkers {
-					return 0, false
-				}
-				tf.pinned = true
-			}
-		case tParams:
-			if isNull(b, i) {
-				i += 4
-			} else {
-				i = d.paramsAt(b, i)
-			}
-		default: // est_bytes, est_flops, label: any scalar
-			_, i = scalarAt(b, i)
+		if tf != nil {
+			i = d.taskValue(tf, seen, bit, b, i)
+		} else {
+			i = d.bufferValue(bf, bit, b, i)
 		}
 		if i < 0 {
-			return 0, false
+			return 0, 0, false
 		}
 	}
-	tf.seen = seen
-	return i, i >= 0
+	return i, seen, i >= 0
+}
+
+// taskValue reads the value at i of a task's member bit (seen: the bits
+// of its members so far) and returns the index after it; -1 for anything
+// fastTask does not take.
+func (d *decoder) taskValue(tf *taskFields, seen, bit uint32, b []byte, i int) int {
+	switch bit {
+	case tID:
+		tf.id, i = uintAt(b, i)
+	case tOp:
+		j := strAt(b, i)
+		if j < 0 {
+			return -1
+		}
+		if tf.op = opName(b[i+1 : j-1]); tf.op == "" {
+			return -1
+		}
+		i = j
+	case tInputs:
+		if seen&tOutputs != 0 {
+			return -1
+		}
+		i = d.refsAt(b, i, MaxInputs)
+		tf.nIn = len(d.refs)
+	case tOutputs:
+		if seen&tInputs == 0 {
+			return -1
+		}
+		i = d.refsAt(b, i, MaxOutputs)
+	case tOutCtr:
+		tf.ctr, i = uintAt(b, i)
+	case tWaits:
+		if isNull(b, i) {
+			i += 4
+		} else {
+			i = d.waitsAt(b, i)
+		}
+	case tSM:
+		if isNull(b, i) {
+			i += 4
+		} else {
+			tf.sm, i = uintAt(b, i)
+			if tf.sm >= schedule.MaxWorkers {
+				return -1
+			}
+			tf.pinned = true
+		}
+	case tParams:
+		if isNull(b, i) {
+			i += 4
+		} else {
+			i = d.paramsAt(b, i)
+		}
+	default: // est_bytes, est_flops, label: any scalar
+		_, i = scalarAt(b, i)
+	}
+	return i
+}
+
+// bufferValue is taskValue for a buffer's member.
+func (d *decoder) bufferValue(bf *bufFields, bit uint32, b []byte, i int) int {
+	switch bit {
+	case fID:
+		bf.id, i = uintAt(b, i)
+	case fName:
+		j := strAt(b, i)
+		if j < 0 {
+			return -1
+		}
+		bf.name = string(b[i+1 : j-1])
+		i = j
+	case fKind:
+		j := strAt(b, i)
+		if j < 0 {
+			return -1
+		}
+		var ok bool
+		if bf.kind, ok = kinds[string(b[i+1:j-1])]; !ok {
+			return -1
+		}
+		i = j
+	case fDtype:
+		j := strAt(b, i)
+		if j < 0 {
+			return -1
+		}
+		if bf.bits = dtypeBits[string(b[i+1:j-1])]; bf.bits == 0 {
+			return -1
+		}
+		i = j
+	case fSpace:
+		if isNull(b, i) {
+			i += 4
+			break
+		}
+		j := strAt(b, i)
+		if j < 0 || !memSpaces[string(b[i+1:j-1])] {
+			return -1
+		}
+		i = j
+	case fShape:
+		ls := &d.shapeSeps
+		var empty bool
+		if i, empty = ls.start(b, i); i < 0 || empty {
+			break
+		}
+		for {
+			var x int64
+			if x, i = uintAt(b, i); i < 0 {
+				break
+			}
+			d.shape = append(d.shape, x)
+			var done bool
+			if i, done = ls.after(b, i, ']'); i < 0 || done {
+				break
+			}
+		}
+	default: // source: any scalar
+		_, i = scalarAt(b, i)
+	}
+	return i
 }
 
 // A sep is the bytes from the end of a member's value (or from an object's
@@ -765,103 +865,6 @@ func (s *sep) learn(v []byte, bit uint32) {
 		return
 	}
 	s.n, s.bit = uint8(copy(s.b[:], v)), bit
-}
-
-// fastBuffer reads the buffer at the scanner's position by hand into bf
-// and d.shape, as scanBuffer would, and returns how many bytes it read; or
-// false, for the scanner to read it.
-func (d *decoder) fastBuffer(bf *bufFields) (int, bool) {
-	b := d.s.Buffered()
-	i := ws(b, 0)
-	if i >= len(b) || b[i] != '{' {
-		return 0, false
-	}
-	i++
-	var seen uint32
-	for n := 0; ; n++ {
-		bit, m := uint32(0), 0
-		if n < len(d.bufSeps)-1 {
-			m = d.bufSeps[n].match(b, i)
-		}
-		if m != 0 {
-			bit, i = d.bufSeps[n].bit, i+m
-		} else if bit, i = member(b, i, n, d.bufSeps[:], bufferKey); i < 0 || bit == 0 {
-			break
-		}
-		if seen&bit != 0 {
-			return 0, false
-		}
-		seen |= bit
-		switch bit {
-		case fID:
-			bf.id, i = uintAt(b, i)
-		case fName:
-			j := strAt(b, i)
-			if j < 0 {
-				return 0, false
-			}
-			bf.name = string(b[i+1 : j-1])
-			i = j
-		case fKind:
-			j := strAt(b, i)
-			if j < 0 {
-				return 0, false
-			}
-			var ok bool
-			if bf.kind, ok = kinds[string(b[i+1:j-1])]; !ok {
-				return 0, false
-			}
-			i = j
-		case fDtype:
-			j := strAt(b, i)
-			if j < 0 {
-				return 0, false
-			}
-			if bf.bits = dtypeBits[string(b[i+1:j-1])]; bf.bits == 0 {
-				return 0, false
-			}
-			i = j
-		case fSpace:
-			if isNull(b, i) {
-				i += 4
-				break
-			}
-			j := strAt(b, i)
-			if j < 0 || !memSpaces[string(b[i+1:j-1])] {
-				return 0, false
-			}
-			i = j
-		case fShape:
-			ls := &d.shapeSeps
-			if m := ls.open.match(b, i); m != 0 && b[i+m] != ']' {
-				i += m
-			} else {
-				i0, empty := i, false
-				if i, empty = open(b, i, '[', ']'); i < 0 || empty {
-					break
-				}
-				ls.open.learn(b[i0:i], 0)
-			}
-			for {
-				var x int64
-				if x, i = uintAt(b, i); i < 0 {
-					break
-				}
-				d.shape = append(d.shape, x)
-				var done bool
-				if i, done = ls.after(b, i, ']'); i < 0 || done {
-					break
-				}
-			}
-		default: // source: any scalar
-			_, i = scalarAt(b, i)
-		}
-		if i < 0 {
-			return 0, false
-		}
-	}
-	bf.seen = seen
-	return i, i >= 0
 }
 
 // fastCounter reads the counter at the scanner's position by hand, as
