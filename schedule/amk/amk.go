@@ -461,10 +461,10 @@ func (m *mapper) counter(cn *node, i int) {
 		}
 		if v := optional(cn, "init"); v != nil {
 			if init, ok := m.integer(v, path+".init"); ok {
+				// Checked, not used: AMK's GPU loader zeroes every
+				// counter before a launch (see doc.go).
 				if init < 0 || init > math.MaxUint32 {
 					m.add(schedule.CodeSize, path+".init", "init %d is outside the uint32 range of an AMK counter", init)
-				} else {
-					c.Init = uint64(init)
 				}
 			}
 		}
@@ -488,8 +488,10 @@ func counterName(id int64) string {
 	return "c" + strconv.FormatInt(id, 10)
 }
 
-// pages places buffers bound to one page at offset 0 of one arena per page,
-// sized to the largest buffer on it. Pages without buffers get no arena.
+// pages checks the pages object and its buffer_to_page bindings. It maps
+// nothing: AMK's GPU loader does not read pages (each activation and
+// output gets a slot of its own in the loader's arena), so buffers bound
+// to one page do not alias (see doc.go).
 func (m *mapper) pages(pg *node) {
 	const path = "$.pages"
 	m.at(rPages, 0)
@@ -525,7 +527,6 @@ func (m *mapper) pages(pg *node) {
 	if bind == nil || !m.object(bind, path+".buffer_to_page") {
 		return
 	}
-	onPage := map[int][]int{} // page list position -> buffer indices, in key order
 	bound := map[int]string{} // buffer index -> the key that bound it
 	for k, key := range bind.Keys {
 		kp := path + ".buffer_to_page." + key
@@ -548,36 +549,8 @@ func (m *mapper) pages(pg *node) {
 		if !ok {
 			continue
 		}
-		pj, ok := pageByID.get(pid)
-		if !ok {
+		if _, ok := pageByID.get(pid); !ok {
 			m.add(schedule.CodeReference, kp, "no page has id %d", pid)
-			continue
-		}
-		onPage[pj] = append(onPage[pj], bi)
-	}
-	list := field(pg, "pages")
-	if list == nil || list.Kind != 'a' {
-		return
-	}
-	for j, pn := range list.Vals {
-		bufs := onPage[j]
-		var size uint64
-		for _, bi := range bufs {
-			size = max(size, m.p.Buffers[bi].Size)
-		}
-		if size == 0 {
-			continue
-		}
-		name := fmt.Sprintf("page@%d", j)
-		if iv := field(pn, "id"); iv != nil && iv.Kind == 'n' {
-			name = "page" + iv.Str
-		}
-		a := int32(len(m.p.Arenas))
-		m.p.Arenas = append(m.p.Arenas, schedule.Arena{Name: name, Size: size})
-		for _, bi := range bufs {
-			if m.p.Buffers[bi].Size > 0 {
-				m.p.Buffers[bi].Arena, m.p.Buffers[bi].Offset = a, 0
-			}
 		}
 	}
 }

@@ -592,7 +592,7 @@ func (d *decoder) counter(i int) bool {
 	if n, ok := d.fastCounter(&seen, &id, &init); ok {
 		s.Advance(n)
 		d.fastCtrs++
-		return d.finishCounter(i, seen, id, init)
+		return d.finishCounter(i, seen, id)
 	}
 	seen, id, init = 0, 0, 0
 	if s.Peek() != 'o' {
@@ -625,11 +625,11 @@ func (d *decoder) counter(i int) bool {
 	if !ok || s.Err() != nil {
 		return false
 	}
-	return d.finishCounter(i, seen, id, init)
+	return d.finishCounter(i, seen, id)
 }
 
 // finishCounter checks and maps counter i from its fields.
-func (d *decoder) finishCounter(i int, seen uint32, id, init int64) bool {
+func (d *decoder) finishCounter(i int, seen uint32, id int64) bool {
 	m := d.m
 	if seen&b0 == 0 {
 		return false
@@ -638,7 +638,9 @@ func (d *decoder) finishCounter(i int, seen uint32, id, init int64) bool {
 		return false
 	}
 	m.ctrByID.put(id, i)
-	m.p.Counters = append(m.p.Counters, schedule.Counter{Name: counterName(id), Init: uint64(init), Width: 32})
+	// init is checked (by the caller) but not used: AMK's GPU loader zeroes
+	// every counter before a launch (see doc.go).
+	m.p.Counters = append(m.p.Counters, schedule.Counter{Name: counterName(id), Width: 32})
 	return true
 }
 
