@@ -20,16 +20,29 @@
 // body's footprint; then one release signal of +1 on its out_counter. AMK's
 // GPU wait is a relaxed atomicAdd(c, 0) without a trailing fence; the
 // mapping follows AMK's documented contract (acquire) instead. Counters are
-// 32 bits wide, named c<id>, and start at their init.
+// 32 bits wide, named c<id>, and start at 0: AMK's GPU loader zeroes every
+// counter before a launch (vm/loader.py), whatever init says, so init is
+// checked (a uint32) and otherwise unused.
 //
 // # Placement and launch
 //
 // A task with sm set is pinned to worker sm; each worker runs its pinned
 // tasks in task-list order (AMK's IR_SPEC per-SM queue). A task with sm
-// null or absent is dynamic ([schedule.Dynamic]) and runs once ready. AMK's
-// loader places unpinned tasks itself after validation (along a topological
-// order, or on SM 0 when other tasks are pinned); that placement is not in
-// the IR, so the mapping does not guess it.
+// null or absent is dynamic ([schedule.Dynamic]) and runs once ready.
+//
+// AMK's GPU loader (vm/loader.py) differs, and for pinned programs the
+// mapping does not follow it yet: it builds every SM's queue along the
+// program's topological order (Kahn's algorithm over the edges from each
+// counter's producers to its waiters, lowest id first), not along the
+// task list, and when some task is pinned it puts every unpinned one on SM
+// 0. Where a pinned SM's task-list order differs from that order, the
+// verdict is of the task-list order and can be wrong either way (a race
+// between tasks the loader runs in the other order, or a queue-order
+// deadlock the loader's order avoids). Without pinned tasks the loader
+// places every task itself along that order (by estimated cost over the
+// SMs it launches); running them as dynamic tasks covers every such
+// placement, so a safe verdict holds for it (an unsafe one may be of a
+// placement the loader does not choose).
 //
 // The launch has one worker per SM of target.num_sms, one co-resident
 // worker per SM, and is cooperative unless target.supports_cooperative is
@@ -49,9 +62,10 @@
 // row-major. Names are AMK's, with #<id> appended when two buffers share
 // one.
 //
-// pages: the buffers bound to one page (buffer_to_page) alias at offset 0
-// of one [schedule.Arena] per page, named page<id> and sized to the largest
-// buffer bound to it. Pages without buffers are dropped.
+// pages are checked (ids, spaces and the buffer ids of buffer_to_page) and
+// map to nothing: AMK's GPU loader does not read them and gives every
+// activation and output buffer a slot of its own in its arena, so buffers
+// bound to one page do not alias.
 //
 // # Footprints
 //
@@ -65,10 +79,12 @@
 //     rows do not start on byte boundaries gets one byte span from the
 //     first row's first byte to the last row's last byte instead. Inputs
 //     are read whole.
-//   - KV_APPEND writes sequence row pos of each output: axis 0 of a cache
-//     of rank 3 or less, axis 1 of a rank-4 batched cache (one run per
-//     batch entry, as a tile). An input that is also an output (the cache
-//     updated in place) is not read; other inputs are read whole.
+//   - KV_APPEND writes its first output, as AMK's kernel does: a cache of
+//     rank 3 or less gets all of new_kv's elements (input 0) from sequence
+//     row pos on (axis 0; one row in decode, more when new_kv holds more),
+//     a rank-4 batched cache sequence row pos (axis 1) of every batch
+//     entry, one run each, as a tile. An input that is also an output (the
+//     cache updated in place) is not read; other inputs are read whole.
 //   - ATTENTION_TILE reads its K and V operands (inputs 1 and 2, as in AMK's
 //     reference semantics) over sequence rows [kv_start, kv_start+kv_len)
 //     on the same axes; other inputs are read whole, outputs written whole.
@@ -77,6 +93,23 @@
 // A footprint outside its buffer, including a negative offset, is mapped
 // as it is: the verifier reports it as out-of-bounds. Offsets and lengths
 // beyond 2^60 bytes saturate there (still out of bounds).
+//
+// Where AMK's kernels access other bytes than these footprints, the mapping
+// does not follow them yet, and a safe verdict does not cover what they
+// touch beyond the buffers: COPY, ADD and SILU_MUL read as many elements of
+// each input as the output has, ROPE writes as many as its input has,
+// RMSNORM reads params.hidden elements of its weight, GEMV_TILE reads
+// params.K elements of each of its weight rows [n_off, n_off+N_tile), and
+// ATTENTION_TILE steps through the cache by params.n_kv_heads·head_dim
+// elements a row (the same as the shapes in AMK's own lowerings); GEMV and
+// GEMM tiles index their output as [M, N] by its first two axes whatever
+// its rank; and a non-float dtype (I32, I8, U8, BOOL, I4) is loaded and
+// stored 4 bytes wide, while the loader sizes its buffer by the dtype's
+// width. The opcodes whose GPU kernel traps (LAYERNORM, GELU, MUL, DEQUANT,
+// SOFTMAX, ALLREDUCE_SHARD, FUSED) abort the launch rather than hang or
+// race; the mapping takes them as ordinary ops. AMK's persistent K-step
+// kernel rewrites KV_APPEND's pos and ATTENTION_TILE's kv_len at each step;
+// the mapping reads one step as the IR has it.
 //
 // # What is invalid
 //

@@ -168,3 +168,14 @@ func seqRows(b layout, start, count int64) schedule.Access {
 	}
 	return tile(b, satMul(start, row), satMul(count, row), 1, 0)
 }
+
+// appendRun is the footprint of KV_APPEND on a cache of rank 3 or less: n
+// consecutive elements from sequence row pos on (AMK's kernel copies all of
+// new_kv there, one row or several).
+func appendRun(b layout, pos, n int64) schedule.Access {
+	row := b.numel
+	if len(b.shape) > 0 {
+		row = b.numel / b.shape[0]
+	}
+	return tile(b, satMul(pos, row), n, 1, 0)
+}

@@ -331,20 +331,27 @@ func (m *mapper) footprint(reads, writes []schedule.Access, path, op string, inp
 		}
 	case "KV_APPEND":
 		// inputs = [new_kv, cache], outputs = [cache]: the cache operand is
-		// updated in place and not read as data.
+		// updated in place and not read as data. AMK's kernel writes the
+		// first output only: a rank-4 cache at row pos of every batch
+		// entry, any other one with new_kv's elements from row pos on.
 		pos, ok := m.intParam(ps, path, "pos")
 		for _, b := range inputs {
 			if !contains(outputs, b) {
 				readWhole(b)
 			}
 		}
-		if !ok {
+		if !ok || len(outputs) == 0 {
 			return reads, writes
 		}
-		for _, b := range outputs {
-			if l, ok := lay(b); ok {
-				writes = append(writes, seqRows(l, pos, 1))
+		l, ok := lay(outputs[0])
+		switch {
+		case !ok:
+		case len(l.shape) < 4 && len(inputs) > 0:
+			if nl, ok := lay(inputs[0]); ok {
+				writes = append(writes, appendRun(l, pos, nl.numel))
 			}
+		default:
+			writes = append(writes, seqRows(l, pos, 1))
 		}
 	case "ATTENTION_TILE":
 		// inputs = [q, k_cache, v_cache(, extra)]: the K and V operands are

@@ -91,6 +91,18 @@ func TestVerdicts(t *testing.T) {
 			verdict: verify.Unsafe, codes: []string{verify.CodeOutputUnwritten},
 		},
 		{
+			// AMK's kernel copies all of new_kv from row pos on: a
+			// two-row append at 2 also writes row 3, which the attention
+			// reads without waiting.
+			name: "append of two rows", file: "kv_append_rows.json",
+			verdict: verify.Unsafe, codes: []string{verify.CodeRaceRAW},
+		},
+		{
+			name: "append of one row", file: "kv_append_rows.json",
+			edit:    func(d map[string]any) { obj(d, "buffers", 0)["shape"] = []any{1, 4} },
+			verdict: verify.Safe,
+		},
+		{
 			name: "per-SM queue order deadlock", file: "split_kv.json",
 			// The combine, pinned to SM 0 ahead of shard 0 in task-list
 			// order, waits for shard 0, which SM 0 only reaches after it.
