@@ -276,11 +276,17 @@ func amkPatchFor(p *schedule.Program, f *Finding, st *schedule.State) []PatchOp 
 			return amkOrderPatch(p, f.Tasks[0], f.Tasks[1])
 		}
 	case CodeDeadlockUnsatisfiable, CodeDeadlockCycle:
+		if f.Code == CodeDeadlockCycle && amk.Queued(p) {
+			// The order is AMK's loader's (queue counters), which no
+			// move in the task list changes.
+			return nil
+		}
 		ops := patchFor(p, f, st)
 		for i := range ops {
 			// The v1 pointers of a wait's threshold become AMK's: the
-			// wait lists are the same, Before is waits.
-			ops[i].Path = amkStepPointer(ops[i].Path)
+			// wait lists are the same (a queue wait comes after them and
+			// has no AMK form), Before is waits.
+			ops[i].Path = amkStepPointer(p, ops[i].Path)
 			if ops[i].Path == "" {
 				return nil
 			}
@@ -302,14 +308,19 @@ func amkPatchFor(p *schedule.Program, f *Finding, st *schedule.State) []PatchOp 
 }
 
 // amkStepPointer maps a pointer of patchFor's unsatisfiable and cycle
-// edits to AMK's: /tasks/i stays, /tasks/i/before/j/ge becomes
-// /tasks/i/waits/j/threshold; "" for any other.
-func amkStepPointer(ptr string) string {
+// edits to AMK's: /tasks/i stays, /tasks/i/before/j/ge of an AMK wait of
+// p's task i becomes /tasks/i/waits/j/threshold; "" for any other.
+func amkStepPointer(p *schedule.Program, ptr string) string {
 	parts := strings.Split(ptr, "/")
 	switch {
 	case len(parts) == 3 && parts[1] == "tasks":
 		return ptr
 	case len(parts) == 6 && parts[1] == "tasks" && parts[3] == "before" && parts[5] == "ge":
+		i, err1 := strconv.Atoi(parts[2])
+		j, err2 := strconv.Atoi(parts[4])
+		if err1 != nil || err2 != nil || i < 0 || i >= len(p.Tasks) || j < 0 || j >= amkWaits(p, p.Tasks[i].Before) {
+			return ""
+		}
 		return "/tasks/" + parts[2] + "/waits/" + parts[4] + "/threshold"
 	}
 	return ""
@@ -334,7 +345,7 @@ func amkWaitPatch(p *schedule.Program, b int, as []int) []PatchOp {
 	done := map[int32]bool{}
 	for _, a := range as {
 		ta := &p.Tasks[a]
-		if later[a] || len(ta.After) != 1 || ta.After[0].Kind != schedule.Signal {
+		if later[a] || len(ta.After) == 0 || ta.After[0].Kind != schedule.Signal || amkWaits(p, ta.After) != 1 {
 			return nil
 		}
 		c := ta.After[0].Object
@@ -368,16 +379,30 @@ func amkWaitPatch(p *schedule.Program, b int, as []int) []PatchOp {
 			ops = append(ops, PatchOp{Op: "replace", Path: taskPointer(b) + "/waits/" + strconv.Itoa(j) + "/threshold", Value: raw(k)})
 		}
 	}
-	if len(tb.Before)+len(added) > amk.MaxWaits {
+	nw := amkWaits(p, tb.Before)
+	if nw+len(added) > amk.MaxWaits {
 		return nil
 	}
-	if len(tb.Before) == 0 && len(added) > 0 {
+	if nw == 0 && len(added) > 0 {
 		return append(ops, PatchOp{Op: "add", Path: taskPointer(b) + "/waits", Value: raw(added)})
 	}
 	for _, w := range added {
 		ops = append(ops, PatchOp{Op: "add", Path: taskPointer(b) + "/waits/-", Value: raw(w)})
 	}
 	return ops
+}
+
+// amkWaits is the number of steps of a task's Before or After list that
+// its AMK document has (waits, or the signal of out_counter): those not
+// on a queue counter, which schedule/amk appends after them.
+func amkWaits(p *schedule.Program, steps []schedule.Step) int {
+	n := 0
+	for _, s := range steps {
+		if !strings.HasPrefix(p.Counters[s.Object].Name, amk.QueuePrefix) {
+			n++
+		}
+	}
+	return n
 }
 
 // mustFollow marks the tasks of p that cannot start before task b has

@@ -495,7 +495,7 @@ func formatPaths(format string, p *schedule.Program) schedule.Locator {
 	case formatMegaproof:
 		return schedule.Paths{}
 	case formatAMK:
-		return amk.Paths{}
+		return amk.Paths{Program: p}
 	case formatMPK:
 		return mpk.Paths{Program: p}
 	}

@@ -326,6 +326,7 @@ func (m *mapper) launch() {
 	}
 	l := &m.p.Launch
 	l.SMs, l.PerSM, l.Workers = int(sms), 1, int(sms)
+	m.queues()
 }
 
 // buffer maps buffer i.

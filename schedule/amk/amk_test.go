@@ -119,17 +119,21 @@ func TestSplitKV(t *testing.T) {
 	}
 	type row struct{ Name, Before, Reads, Writes, After string }
 	want := []row{
-		{"t0.GEMV_TILE", "", "x 0+128; wq 0+8192", "q 0+64", "signal c0+1"},
-		{"t1.GEMV_TILE", "", "x 0+128; wq 0+8192", "q 64+64", "signal c0+1"},
-		{"t2.GEMV_TILE", "", "x 0+128; wk 0+4096", "k 0+64", "signal c1+1"},
-		{"t3.GEMV_TILE", "", "x 0+128; wv 0+4096", "v 0+64", "signal c2+1"},
+		// The shards are pinned to SMs 0-2, so AMK's loader puts every
+		// unpinned task on SM 0: SM 0's queue, in topological order, is
+		// t0-t5, t6, t9, one at a time (queue.sm0); t7 and t8 are alone
+		// on theirs.
+		{"t0.GEMV_TILE", "", "x 0+128; wq 0+8192", "q 0+64", "signal c0+1, signal queue.sm0+1"},
+		{"t1.GEMV_TILE", "wait queue.sm0>=1", "x 0+128; wq 0+8192", "q 64+64", "signal c0+1, signal queue.sm0+1"},
+		{"t2.GEMV_TILE", "wait queue.sm0>=2", "x 0+128; wk 0+4096", "k 0+64", "signal c1+1, signal queue.sm0+1"},
+		{"t3.GEMV_TILE", "wait queue.sm0>=3", "x 0+128; wv 0+4096", "v 0+64", "signal c2+1, signal queue.sm0+1"},
 		// Row 40 of a [64, 2, 16] F16 cache: 64-byte rows.
-		{"t4.KV_APPEND", "wait c1>=1", "k 0+64", "cache.k 2560+64", "signal c3+1"},
-		{"t5.KV_APPEND", "wait c2>=1", "v 0+64", "cache.v 2560+64", "signal c4+1"},
-		{"t6.ATTENTION_TILE", "wait c0>=2, wait c3>=1, wait c4>=1", "q 0+128; cache.k 0+896; cache.v 0+896", "attn.part0 0+288", "signal c5+1"},
+		{"t4.KV_APPEND", "wait c1>=1, wait queue.sm0>=4", "k 0+64", "cache.k 2560+64", "signal c3+1, signal queue.sm0+1"},
+		{"t5.KV_APPEND", "wait c2>=1, wait queue.sm0>=5", "v 0+64", "cache.v 2560+64", "signal c4+1, signal queue.sm0+1"},
+		{"t6.ATTENTION_TILE", "wait c0>=2, wait c3>=1, wait c4>=1, wait queue.sm0>=6", "q 0+128; cache.k 0+896; cache.v 0+896", "attn.part0 0+288", "signal c5+1, signal queue.sm0+1"},
 		{"t7.ATTENTION_TILE", "wait c0>=2, wait c3>=1, wait c4>=1", "q 0+128; cache.k 896+896; cache.v 896+896", "attn.part1 0+288", "signal c6+1"},
 		{"t8.ATTENTION_TILE", "wait c0>=2, wait c3>=1, wait c4>=1", "q 0+128; cache.k 1792+832; cache.v 1792+832", "attn.part2 0+288", "signal c7+1"},
-		{"t9.ATTENTION_COMBINE", "wait c5>=1, wait c6>=1, wait c7>=1", "attn.part0 0+288; attn.part1 0+288; attn.part2 0+288", "attn 0+128", "signal c8+1"},
+		{"t9.ATTENTION_COMBINE", "wait c5>=1, wait c6>=1, wait c7>=1, wait queue.sm0>=7", "attn.part0 0+288; attn.part1 0+288; attn.part2 0+288", "attn 0+128", "signal c8+1, signal queue.sm0+1"},
 	}
 	var got []row
 	for i := range p.Tasks {
@@ -139,15 +143,10 @@ func TestSplitKV(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("tasks (-want +got):\n%s", diff)
 	}
-	// Pinned shards form per-SM queues; everything else is dynamic.
-	workers := map[string]int32{"t6.ATTENTION_TILE": 0, "t7.ATTENTION_TILE": 1, "t8.ATTENTION_TILE": 2}
+	// The queues are counters; every task is dynamic.
 	for _, tk := range p.Tasks {
-		w, pinned := workers[tk.Name]
-		if !pinned {
-			w = schedule.Dynamic
-		}
-		if tk.Worker != w {
-			t.Errorf("%s: worker %d, want %d", tk.Name, tk.Worker, w)
+		if tk.Worker != schedule.Dynamic {
+			t.Errorf("%s: worker %d, want dynamic", tk.Name, tk.Worker)
 		}
 	}
 	kinds := map[string]schedule.BufferKind{"x": schedule.KindInput, "wq": schedule.KindWeight, "q": schedule.KindScratch, "cache.k": schedule.KindState, "attn": schedule.KindOutput}
@@ -161,22 +160,37 @@ func TestSplitKV(t *testing.T) {
 			t.Errorf("counter %+v", c)
 		}
 	}
-	// The normal form has 4 static workers (one per SM) and 7 dynamic tasks.
-	if got := len(schedule.Lower(p).Threads); got != 4+7 {
-		t.Errorf("lowered to %d threads, want 11", got)
+	// The normal form has 4 workers (one per SM, with no static tasks) and
+	// 10 dynamic tasks.
+	if got := len(schedule.Lower(p).Threads); got != 4+10 {
+		t.Errorf("lowered to %d threads, want 14", got)
 	}
 }
 
 // Ids are looked up, never used as list positions: the same program with
 // scattered ids and shuffled buffer, counter and task lists maps to the same
-// program up to names and order.
+// program up to names and order. (With pinned tasks the ids also order
+// AMK's per-SM queues, lowest id first among the ready tasks, so the pins
+// are dropped here.)
 func TestPermutedNonDenseIDs(t *testing.T) {
-	dense, perm := load(t, "split_kv.json"), load(t, "split_kv_permuted.json")
+	unpin := func(d map[string]any) {
+		for _, tk := range at(d, "tasks").([]any) {
+			delete(tk.(map[string]any), "sm")
+		}
+	}
+	read := func(name string) *schedule.Program {
+		p, err := amk.Unmarshal(edit(t, name, unpin))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	dense, perm := read("split_kv.json"), read("split_kv_permuted.json")
 	if diff := cmp.Diff(signature(dense), signature(perm)); diff != "" {
 		t.Errorf("permuted program differs (-dense +permuted):\n%s", diff)
 	}
-	if tk := task(t, perm, "t120.ATTENTION_TILE"); tk.Worker != 0 || accesses(perm, tk.Reads) != "q 0+128; cache.k 0+896; cache.v 0+896" {
-		t.Errorf("shard 0 maps to worker %d reads %s", tk.Worker, accesses(perm, tk.Reads))
+	if tk := task(t, perm, "t120.ATTENTION_TILE"); accesses(perm, tk.Reads) != "q 0+128; cache.k 0+896; cache.v 0+896" {
+		t.Errorf("shard 0 reads %s", accesses(perm, tk.Reads))
 	}
 }
 
@@ -216,22 +230,19 @@ func TestBatched(t *testing.T) {
 			t.Errorf("%s: reads/writes %q, want %q", name, got, want)
 		}
 	}
-	queues := map[string]int32{"t0.GEMM_TILE": 0, "t1.GEMM_TILE": 1, "t2.KV_APPEND": 1, "t3.ATTENTION_TILE": schedule.Dynamic}
-	for name, w := range queues {
-		if got := task(t, p, name).Worker; got != w {
-			t.Errorf("%s: worker %d, want %d", name, got, w)
-		}
+	// SM 1's queue is t1 then t2; the unpinned t3 joins SM 0's queue after
+	// t0 (AMK's loader), each queue one task at a time.
+	queues := map[string][2]string{
+		"t0.GEMM_TILE":      {"", "signal c0+1, signal queue.sm0+1"},
+		"t1.GEMM_TILE":      {"", "signal c0+1, signal queue.sm1+1"},
+		"t2.KV_APPEND":      {"wait queue.sm1>=1", "signal c1+1, signal queue.sm1+1"},
+		"t3.ATTENTION_TILE": {"wait c1>=1, wait queue.sm0>=1", "signal c2+1, signal queue.sm0+1"},
 	}
-	// Worker 1's queue is t1 then t2, in task-list order.
-	th := schedule.Lower(p).Threads[1]
-	var order []int32
-	for _, op := range th.Ops {
-		if op.Kind == schedule.OpBegin {
-			order = append(order, op.Task)
+	for name, want := range queues {
+		tk := task(t, p, name)
+		if got := [2]string{steps(p, tk.Before), steps(p, tk.After)}; got != want || tk.Worker != schedule.Dynamic {
+			t.Errorf("%s: worker %d, steps %q, want dynamic, %q", name, tk.Worker, got, want)
 		}
-	}
-	if !cmp.Equal(order, []int32{1, 2}) {
-		t.Errorf("worker 1 runs tasks %v, want [1 2]", order)
 	}
 }
 

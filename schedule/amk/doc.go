@@ -26,23 +26,29 @@
 //
 // # Placement and launch
 //
-// A task with sm set is pinned to worker sm; each worker runs its pinned
-// tasks in task-list order (AMK's IR_SPEC per-SM queue). A task with sm
-// null or absent is dynamic ([schedule.Dynamic]) and runs once ready.
+// Tasks run as AMK's GPU loader (vm/loader.py) queues them. With a task
+// pinned (sm set), every SM runs its queue one task at a time: the tasks
+// pinned to it, and on SM 0 every unpinned task too, in the program's
+// topological order, not in task-list order. That order is AMK's
+// MegakernelProgram.topological_order: Kahn's algorithm over the edges from
+// each counter's producers (the tasks whose out_counter it is) to each task
+// that waits on it, each pair once, the tasks without predecessors first
+// in ascending id, each task's successors in ascending id. Where that order
+// is the task list's on every SM and no task is unpinned, a task is pinned
+// to worker sm as it is (its worker's queue, in task-list order). Otherwise
+// every task becomes dynamic ([schedule.Dynamic]), and an SM with two or
+// more tasks gets a counter queue.sm<s> (QueuePrefix): its k-th task waits,
+// after its own waits, for queue.sm<s> >= k and signals +1 on it after its
+// own signal, so that the queue's tasks run one at a time, in its order,
+// while the task list and its paths stay the document's; Paths locates a
+// step on a queue counter at its task. A program whose graph has a cycle,
+// which AMK's loader refuses to load, is mapped in task-list order.
 //
-// AMK's GPU loader (vm/loader.py) differs, and for pinned programs the
-// mapping does not follow it yet: it builds every SM's queue along the
-// program's topological order (Kahn's algorithm over the edges from each
-// counter's producers to its waiters, lowest id first), not along the
-// task list, and when some task is pinned it puts every unpinned one on SM
-// 0. Where a pinned SM's task-list order differs from that order, the
-// verdict is of the task-list order and can be wrong either way (a race
-// between tasks the loader runs in the other order, or a queue-order
-// deadlock the loader's order avoids). Without pinned tasks the loader
-// places every task itself along that order (by estimated cost over the
-// SMs it launches); running them as dynamic tasks covers every such
-// placement, so a safe verdict holds for it (an unsafe one may be of a
-// placement the loader does not choose).
+// Without pinned tasks the loader places every task itself along that
+// order (cost-balanced over the SMs it launches, by est_bytes and
+// est_flops), and the tasks are dynamic: running them as dynamic tasks
+// covers every placement, so a safe verdict holds for the loader's (an
+// unsafe one may be of a placement it does not choose).
 //
 // The launch has one worker per SM of target.num_sms, one co-resident
 // worker per SM, and is cooperative unless target.supports_cooperative is

@@ -9,7 +9,9 @@ import (
 )
 
 // Two GEMV tiles, the second pinned to SM 1, write the two column halves of
-// a [2, 8] F16 output; a consumer all-joins their shared counter.
+// a [2, 8] F16 output; a consumer all-joins their shared counter. With a
+// task pinned, AMK's loader queues the unpinned ones on SM 0, one at a
+// time in topological order: the counter queue.sm0 stands for that queue.
 func ExampleUnmarshal() {
 	ir := []byte(`{
 	  "ir_version": "0.2.0",
@@ -50,12 +52,13 @@ func ExampleUnmarshal() {
 	//   ],
 	//   "counters": [
 	//     {"name":"c5"},
-	//     {"name":"c6"}
+	//     {"name":"c6"},
+	//     {"name":"queue.sm0"}
 	//   ],
 	//   "tasks": [
-	//     {"name":"t10.GEMV_TILE","op":"GEMV_TILE","params":{"K":4,"N_tile":4,"n_off":0},"reads":[{"buffer":"x","length":16},{"buffer":"w","length":64}],"writes":[{"buffer":"y","length":8,"rows":2,"stride":16}],"after":[{"signal":"c5"}]},
-	//     {"name":"t11.GEMV_TILE","op":"GEMV_TILE","params":{"K":4,"N_tile":4,"n_off":4},"worker":1,"reads":[{"buffer":"x","length":16},{"buffer":"w","length":64}],"writes":[{"buffer":"y","offset":8,"length":8,"rows":2,"stride":16}],"after":[{"signal":"c5"}]},
-	//     {"name":"t12.COPY","op":"COPY","before":[{"wait":"c5","ge":2}],"reads":[{"buffer":"y","length":32}],"writes":[{"buffer":"out","length":32}],"after":[{"signal":"c6"}]}
+	//     {"name":"t10.GEMV_TILE","op":"GEMV_TILE","params":{"K":4,"N_tile":4,"n_off":0},"reads":[{"buffer":"x","length":16},{"buffer":"w","length":64}],"writes":[{"buffer":"y","length":8,"rows":2,"stride":16}],"after":[{"signal":"c5"},{"signal":"queue.sm0"}]},
+	//     {"name":"t11.GEMV_TILE","op":"GEMV_TILE","params":{"K":4,"N_tile":4,"n_off":4},"reads":[{"buffer":"x","length":16},{"buffer":"w","length":64}],"writes":[{"buffer":"y","offset":8,"length":8,"rows":2,"stride":16}],"after":[{"signal":"c5"}]},
+	//     {"name":"t12.COPY","op":"COPY","before":[{"wait":"c5","ge":2},{"wait":"queue.sm0","ge":1}],"reads":[{"buffer":"y","length":32}],"writes":[{"buffer":"out","length":32}],"after":[{"signal":"c6"},{"signal":"queue.sm0"}]}
 	//   ]
 	// }
 }

@@ -60,8 +60,15 @@ func TestVerdicts(t *testing.T) {
 			verdict: verify.Unsafe, codes: []string{verify.CodeRaceRAW},
 		},
 		{
+			// Unpinned, so AMK's loader may put the shard and the second
+			// producer of c0 on different SMs.
 			name: "partial wait on a shared counter", file: "split_kv.json",
-			edit:    func(d map[string]any) { obj(d, "tasks", 6, "waits", 0)["threshold"] = 1 },
+			edit: func(d map[string]any) {
+				obj(d, "tasks", 6, "waits", 0)["threshold"] = 1
+				for _, tk := range at(d, "tasks").([]any) {
+					delete(tk.(map[string]any), "sm")
+				}
+			},
 			verdict: verify.Unsafe, codes: []string{verify.CodeRaceRAW, verify.CodeUninitializedRead},
 		},
 		{
@@ -103,16 +110,26 @@ func TestVerdicts(t *testing.T) {
 			verdict: verify.Safe,
 		},
 		{
-			name: "per-SM queue order deadlock", file: "split_kv.json",
+			name: "task-list order deadlock that the loader's queue order avoids", file: "split_kv.json",
 			// The combine, pinned to SM 0 ahead of shard 0 in task-list
-			// order, waits for shard 0, which SM 0 only reaches after it.
+			// order, waits for shard 0: in task-list order SM 0 would
+			// only reach the shard after it, but AMK's loader queues SM 0
+			// in topological order, the shard first.
 			edit: func(d map[string]any) {
 				ts := at(d, "tasks").([]any)
 				comb := obj(ts[9])
 				comb["sm"] = 0
 				d["tasks"] = append(append(append([]any{}, ts[:6]...), comb), ts[6:9]...)
 			},
-			verdict: verify.Unsafe, codes: []string{verify.CodeDeadlockCycle},
+			verdict: verify.Safe,
+		},
+		{
+			// SM 0's queue is t2 (no waits, the lower id among the ready
+			// tasks) then t1, which waits for t0 on SM 1; SM 1 runs t0 then
+			// t3, which waits only for t2: t3 reads act while t1 may be
+			// writing it. In task-list order t1 would come first.
+			name: "race between tasks the loader's queue order swaps", file: "queue_order_race.json",
+			verdict: verify.Unsafe, codes: []string{verify.CodeRaceRAW, verify.CodeUninitializedRead},
 		},
 	}
 	for _, c := range cases {
