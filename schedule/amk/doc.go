@@ -94,6 +94,16 @@
 //   - ATTENTION_TILE reads its K and V operands (inputs 1 and 2, as in AMK's
 //     reference semantics) over sequence rows [kv_start, kv_start+kv_len)
 //     on the same axes; other inputs are read whole, outputs written whole.
+//   - COPY, ADD and SILU_MUL read as many elements of each operand
+//     (input 0, and input 1 for ADD and SILU_MUL) as their first output
+//     has, and write that output; RMSNORM reads the rows of params.hidden
+//     elements of input 0 that fit its first output and params.hidden
+//     elements of its weight (input 1), and writes those rows of the
+//     output (without a positive integer hidden, every operand whole).
+//     These are AMK's element loops (amk_load_f, amk_store_f), which take
+//     F16 and BF16 elements as 2 bytes and any other dtype as a 4-byte
+//     float whatever its width, and so do these footprints and KV_APPEND's;
+//     an access past its buffer is out-of-bounds.
 //   - Every other op reads all inputs and writes all outputs whole.
 //
 // A footprint outside its buffer, including a negative offset, is mapped
@@ -102,16 +112,13 @@
 //
 // Where AMK's kernels access other bytes than these footprints, the mapping
 // does not follow them yet, and a safe verdict does not cover what they
-// touch beyond the buffers: COPY, ADD and SILU_MUL read as many elements of
-// each input as the output has, ROPE writes as many as its input has,
-// RMSNORM reads params.hidden elements of its weight, GEMV_TILE reads
-// params.K elements of each of its weight rows [n_off, n_off+N_tile), and
-// ATTENTION_TILE steps through the cache by params.n_kv_heads·head_dim
-// elements a row (the same as the shapes in AMK's own lowerings); GEMV and
-// GEMM tiles index their output as [M, N] by its first two axes whatever
-// its rank; and a non-float dtype (I32, I8, U8, BOOL, I4) is loaded and
-// stored 4 bytes wide, while the loader sizes its buffer by the dtype's
-// width. The opcodes whose GPU kernel traps (LAYERNORM, GELU, MUL, DEQUANT,
+// touch beyond the buffers: ROPE writes as many elements as its input has
+// and EMBED as many as its ids select, GEMV_TILE reads params.K elements of
+// each of its weight rows [n_off, n_off+N_tile), and ATTENTION_TILE steps
+// through the cache by params.n_kv_heads·head_dim elements a row (the same
+// as the shapes in AMK's own lowerings), each through AMK's element width
+// above; GEMV and GEMM tiles index their output as [M, N] by its first two
+// axes whatever its rank. The opcodes whose GPU kernel traps (LAYERNORM, GELU, MUL, DEQUANT,
 // SOFTMAX, ALLREDUCE_SHARD, FUSED) abort the launch rather than hang or
 // race; the mapping takes them as ordinary ops. AMK's persistent K-step
 // kernel rewrites KV_APPEND's pos and ATTENTION_TILE's kv_len at each step;

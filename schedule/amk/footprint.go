@@ -169,6 +169,29 @@ func seqRows(b layout, start, count int64) schedule.Access {
 	return tile(b, satMul(start, row), satMul(count, row), 1, 0)
 }
 
+// floatWidth is the bytes an element of b takes in AMK's generic element
+// loops (amk_load_f and amk_store_f): 2 for F16 and BF16, 4 (a float) for
+// every other dtype whatever its width, while the loader sizes a buffer
+// by its dtype's width.
+func floatWidth(b layout) int64 {
+	if b.bits == 16 {
+		return 2
+	}
+	return 4
+}
+
+// elems is the footprint of rows runs of n elements of b, the first from
+// element off on and each next one stride elements further, as AMK's
+// generic element loops access them (floatWidth).
+func elems(b layout, off, n, rows, stride int64) schedule.Access {
+	w := floatWidth(b)
+	a := schedule.Access{Buffer: b.index, Offset: satMul(off, w), Length: uint64(satMul(n, w))}
+	if rows > 1 {
+		a.Rows, a.Stride = uint64(rows), uint64(satMul(stride, w))
+	}
+	return a
+}
+
 // appendRun is the footprint of KV_APPEND on a cache of rank 3 or less: n
 // consecutive elements from sequence row pos on (AMK's kernel copies all of
 // new_kv there, one row or several).
@@ -177,5 +200,12 @@ func appendRun(b layout, pos, n int64) schedule.Access {
 	if len(b.shape) > 0 {
 		row = b.numel / b.shape[0]
 	}
-	return tile(b, satMul(pos, row), n, 1, 0)
+	return elems(b, satMul(pos, row), n, 1, 0)
+}
+
+// appendRows is the footprint of KV_APPEND on a rank-4 batched cache
+// [B, max_seq, n_kv, head_dim]: sequence row pos of every batch entry.
+func appendRows(b layout, pos int64) schedule.Access {
+	row := b.shape[2] * b.shape[3]
+	return elems(b, satMul(pos, row), row, b.shape[0], b.shape[1]*row)
 }

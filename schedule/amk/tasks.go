@@ -346,12 +346,12 @@ func (m *mapper) footprint(reads, writes []schedule.Access, path, op string, inp
 		l, ok := lay(outputs[0])
 		switch {
 		case !ok:
-		case len(l.shape) < 4 && len(inputs) > 0:
+		case len(l.shape) == 4:
+			writes = append(writes, appendRows(l, pos))
+		case len(inputs) > 0:
 			if nl, ok := lay(inputs[0]); ok {
 				writes = append(writes, appendRun(l, pos, nl.numel))
 			}
-		default:
-			writes = append(writes, seqRows(l, pos, 1))
 		}
 	case "ATTENTION_TILE":
 		// inputs = [q, k_cache, v_cache(, extra)]: the K and V operands are
@@ -370,6 +370,58 @@ func (m *mapper) footprint(reads, writes []schedule.Access, path, op string, inp
 		for _, b := range outputs {
 			writeWhole(b)
 		}
+	case "COPY", "ADD", "SILU_MUL":
+		// AMK's element loops: as many elements of each operand
+		// (inputs[0], and inputs[1] for ADD and SILU_MUL) as the first
+		// output has, written to it.
+		if len(outputs) == 0 {
+			break
+		}
+		o, ok := lay(outputs[0])
+		if !ok {
+			break
+		}
+		used := min(len(inputs), 2)
+		if op == "COPY" {
+			used = min(len(inputs), 1)
+		}
+		for _, b := range inputs[:used] {
+			if l, ok := lay(b); ok {
+				reads = append(reads, elems(l, 0, o.numel, 1, 0))
+			}
+		}
+		writes = append(writes, elems(o, 0, o.numel, 1, 0))
+	case "RMSNORM":
+		// rows of params.hidden elements of x (inputs[0]) and of the first
+		// output, as many as fit the output, with hidden elements of the
+		// weight (inputs[1]).
+		// Without a usable hidden (the kernel then reads and writes
+		// nothing), every operand whole.
+		h, ok := int64(0), false
+		if pv := ps.get("hidden"); pv != nil && pv.kind == 'n' {
+			h, ok = m.intParam(ps, path, "hidden")
+		}
+		if !ok || h <= 0 || len(outputs) == 0 || len(inputs) < 2 {
+			for _, b := range inputs {
+				readWhole(b)
+			}
+			for _, b := range outputs {
+				writeWhole(b)
+			}
+			break
+		}
+		o, ok := lay(outputs[0])
+		if !ok {
+			break
+		}
+		n := o.numel / h * h
+		if l, ok := lay(inputs[0]); ok {
+			reads = append(reads, elems(l, 0, n, 1, 0))
+		}
+		if l, ok := lay(inputs[1]); ok {
+			reads = append(reads, elems(l, 0, h, 1, 0))
+		}
+		writes = append(writes, elems(o, 0, n, 1, 0))
 	default:
 		for _, b := range inputs {
 			readWhole(b)

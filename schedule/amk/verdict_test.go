@@ -110,6 +110,29 @@ func TestVerdicts(t *testing.T) {
 			verdict: verify.Safe,
 		},
 		{
+			// AMK's element loops store any dtype but F16 and BF16 as a
+			// 4-byte float: 128 I8 elements take 512 bytes of a 128-byte
+			// buffer.
+			name: "store width of an I8 activation", file: "elem_width.json",
+			verdict: verify.Unsafe, codes: []string{verify.CodeOutOfBounds},
+		},
+		{
+			name: "store width of an F32 activation", file: "elem_width.json",
+			edit:    func(d map[string]any) { obj(d, "buffers", 1)["dtype"] = "F32" },
+			verdict: verify.Safe,
+		},
+		{
+			// COPY reads as many elements as its output has: 128 of a
+			// 64-element input.
+			name: "copy into a larger output", file: "copy_extent.json",
+			verdict: verify.Unsafe, codes: []string{verify.CodeOutOfBounds, verify.CodeUninitializedRead},
+		},
+		{
+			name: "copy into an output of its size", file: "copy_extent.json",
+			edit:    func(d map[string]any) { obj(d, "buffers", 3)["shape"] = []any{1, 64} },
+			verdict: verify.Safe,
+		},
+		{
 			name: "task-list order deadlock that the loader's queue order avoids", file: "split_kv.json",
 			// The combine, pinned to SM 0 ahead of shard 0 in task-list
 			// order, waits for shard 0: in task-list order SM 0 would
