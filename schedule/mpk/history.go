@@ -34,9 +34,13 @@ const MaxHistories = 256
 //   - a queue that can come within one entry of its capacity: which
 //     worker also holds BEGIN.
 //
-// "Must run before" is taken through the graph's FIFO queues and through
-// events whose num_triggers equals the number of tasks that trigger
-// them (each of them is needed); any other event orders nothing here.
+// "Must run before" is taken through the graph's FIFO queues, through
+// events whose num_triggers equals the number of tasks that trigger them
+// (each of them is needed), and through events with more triggers than
+// num_triggers by counting: a wait that needs n of an event's triggers
+// (num_triggers of the first iteration's, fewer in later iterations,
+// which earlier iterations' extra triggers help) is preceded by the first
+// n − m triggers of a worker whose other workers hold m < n of them.
 // Beyond [MaxHistories] histories it returns the first MaxHistories, by
 // how few choices differ from the default history, and an invalid.limit
 // error.
@@ -190,10 +194,39 @@ func (o Options) histories(g *Graph, c *checked) ([][]int, error) {
 		y := work[len(work)-1]
 		work = work[:len(work)-1]
 		mark(prev[y])
-		if e := c.dep[y]; e >= 0 && !done[e] && needed(e) {
+		e := c.dep[y]
+		if e < 0 || done[e] {
+			continue
+		}
+		if needed(e) {
 			done[e] = true
 			for _, t := range triggers[e] {
 				mark(t)
+			}
+			continue
+		}
+		// An event with more triggers than num_triggers: y's wait needs
+		// at least need of an iteration's triggers (those of the earlier
+		// iterations count toward a later one's wait: nt·k of them by
+		// iteration k, of T a one), so on a worker whose other workers
+		// hold fewer than need of them, its first need − others
+		// triggers in FIFO order run before y.
+		nt, T := g.Events[e].NumTriggers, int64(len(triggers[e]))
+		if nt <= 0 || T <= nt {
+			continue
+		}
+		done[e] = true
+		need := nt*int64(K-1) - T*int64(K-2)
+		if need <= 0 {
+			continue
+		}
+		on := map[int][]int32{}
+		for _, t := range triggers[e] {
+			on[worker[t]] = append(on[worker[t]], t)
+		}
+		for _, ts := range on {
+			if others := T - int64(len(ts)); others < need {
+				mark(ts[need-others-1])
 			}
 		}
 	}

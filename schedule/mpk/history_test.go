@@ -379,3 +379,24 @@ func TestEndUndercount(t *testing.T) {
 		t.Errorf("programs of end_undercount_race.json: %v, want an unsafe one", v)
 	}
 }
+
+// In history_counted.json (4 workers, 2 schedulers), position 2 triggers
+// END (num_triggers 2) on worker 1, which then runs positions 6 and 10,
+// the two triggers of an event with num_triggers 1; position 12, on
+// worker 2, waits on that event and triggers END. Whichever trigger
+// position 12 waits for, worker 1 has run position 2 before it, so
+// position 12 always ends the iteration: one history, and it is safe
+// (position 11's two writes of r share a worker in it). Counting the
+// event's triggers gives that; treating the event as ordering nothing
+// listed position 2's scheduler as a receiver too, whose history races.
+func TestHistoriesCounted(t *testing.T) {
+	data := read(t, "history_counted.json")
+	o := mpk.Options{Workers: 4, Schedulers: 2}
+	hs, err := o.Histories(parse(t, data))
+	if err != nil || hs != nil {
+		t.Fatalf("histories %v, %v; want none", hs, err)
+	}
+	if _, res := run(t, data, o); res.Verdict != verify.Safe {
+		t.Errorf("%v %v, want safe", res.Verdict, res.Findings)
+	}
+}
