@@ -47,7 +47,13 @@
 // for the last iteration's END: workers stay resident until the kernel
 // ends. With counters and iteration-scaled thresholds, the END barrier
 // orders every task of iteration k before every task of k+1 exactly when
-// the graph makes END wait for them.
+// the graph makes END wait for them. That wait is an acquire of every
+// END trigger's increment, as the hardware performs them (each a release
+// increment at L2, the leaf's writes visible before it); MPK's primitives
+// in the memory model's terms order only the firing trigger's history
+// before the scheduler's handoff, as no one acquires END's counter, so a
+// race that only the formal model allows between a non-firing leaf of
+// iteration k and iteration k+1 is not reported.
 //
 // The runtime fires an event when a signal makes its counter exactly
 // num_triggers × the signalling task's iteration; that matters only for
@@ -136,17 +142,21 @@
 //     the dispatch of iteration k (BEGIN(k) with Beside, the scheduler
 //     threads with Exclusive) with the worker's tasks of the iteration,
 //     plus one when it also received BEGIN(k) (the worst case:
-//     every entry pushed before the worker consumes one). Entries of
-//     earlier iterations are consumed before END lets the next dispatch
-//     happen, and TERMINATE is pushed after every other entry is
-//     consumed.
+//     every entry pushed before the worker consumes one). TERMINATE is
+//     pushed after every other entry is consumed. Entries of earlier
+//     iterations that END needs are consumed before END lets the next
+//     dispatch happen; those of tasks END does not need (they trigger
+//     nothing, or an event no one waits on) may still be queued then, and
+//     are not counted with the next iteration's: an overflow that only
+//     such leftovers make is not reported.
 //   - "queue.s<s>.i<k>" with Dynamic dispatch: the fullest queue of
 //     scheduler s's workers under any cursor, floor(tasks / workers) + 1.
 //   - "bqueue.s<s>": a scheduler that dispatches no position is waited
 //     for by nobody, so its cursor in the broadcast queue may lag every
 //     iteration behind: each BEGIN adds its entry. A scheduler with
-//     positions consumes each iteration's entry before the iteration can
-//     end.
+//     positions that END needs consumes each iteration's entry before the
+//     iteration can end; one whose positions END does not need can lag as
+//     far, which is not modelled (its overflow is not reported).
 //
 // A scheduler's private queue holds at most two entries (the END it is
 // handling and the termination entry), so capacities below 3 are refused
