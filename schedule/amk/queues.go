@@ -1,6 +1,7 @@
 package amk
 
 import (
+	"cmp"
 	"slices"
 	"strconv"
 	"strings"
@@ -128,10 +129,10 @@ func topoOrder(p *schedule.Program, ids []int64) (order []int, ok bool) {
 		}
 	}
 	byID := func(x, y edge) int {
-		if c := cmpInt(ids[x.a], ids[y.a]); c != 0 {
+		if c := cmp.Compare(ids[x.a], ids[y.a]); c != 0 {
 			return c
 		}
-		return cmpInt(ids[x.b], ids[y.b])
+		return cmp.Compare(ids[x.b], ids[y.b])
 	}
 	slices.SortFunc(edges, byID)
 	edges = slices.Compact(edges)
@@ -147,7 +148,7 @@ func topoOrder(p *schedule.Program, ids []int64) (order []int, ok bool) {
 			ready = append(ready, i)
 		}
 	}
-	slices.SortFunc(ready, func(x, y int) int { return cmpInt(ids[x], ids[y]) })
+	slices.SortFunc(ready, func(x, y int) int { return cmp.Compare(ids[x], ids[y]) })
 	for k := 0; k < len(ready); k++ {
 		for _, b := range succ[ready[k]] {
 			if indeg[b]--; indeg[b] == 0 {
@@ -156,14 +157,4 @@ func topoOrder(p *schedule.Program, ids []int64) (order []int, ok bool) {
 		}
 	}
 	return ready, len(ready) == n
-}
-
-func cmpInt(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
