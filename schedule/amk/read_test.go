@@ -100,7 +100,8 @@ func differ(p1 *schedule.Program, e1 error, p2 *schedule.Program, e2 error) bool
 // testdata/fuzz/FuzzUnmarshal.
 func FuzzUnmarshal(f *testing.F) {
 	files, _ := filepath.Glob("testdata/*.json")
-	for _, name := range files {
+	unsafe, _ := filepath.Glob("testdata/unsafe/*.json")
+	for _, name := range append(files, unsafe...) {
 		data, err := os.ReadFile(name)
 		if err != nil {
 			f.Fatal(err)

@@ -101,11 +101,11 @@ func TestVerdicts(t *testing.T) {
 			// AMK's kernel copies all of new_kv from row pos on: a
 			// two-row append at 2 also writes row 3, which the attention
 			// reads without waiting.
-			name: "append of two rows", file: "kv_append_rows.json",
+			name: "append of two rows", file: "unsafe/kv_append_rows.json",
 			verdict: verify.Unsafe, codes: []string{verify.CodeRaceRAW},
 		},
 		{
-			name: "append of one row", file: "kv_append_rows.json",
+			name: "append of one row", file: "unsafe/kv_append_rows.json",
 			edit:    func(d map[string]any) { obj(d, "buffers", 0)["shape"] = []any{1, 4} },
 			verdict: verify.Safe,
 		},
@@ -113,22 +113,22 @@ func TestVerdicts(t *testing.T) {
 			// AMK's element loops store any dtype but F16 and BF16 as a
 			// 4-byte float: 128 I8 elements take 512 bytes of a 128-byte
 			// buffer.
-			name: "store width of an I8 activation", file: "elem_width.json",
+			name: "store width of an I8 activation", file: "unsafe/elem_width.json",
 			verdict: verify.Unsafe, codes: []string{verify.CodeOutOfBounds},
 		},
 		{
-			name: "store width of an F32 activation", file: "elem_width.json",
+			name: "store width of an F32 activation", file: "unsafe/elem_width.json",
 			edit:    func(d map[string]any) { obj(d, "buffers", 1)["dtype"] = "F32" },
 			verdict: verify.Safe,
 		},
 		{
 			// COPY reads as many elements as its output has: 128 of a
 			// 64-element input.
-			name: "copy into a larger output", file: "copy_extent.json",
+			name: "copy into a larger output", file: "unsafe/copy_extent.json",
 			verdict: verify.Unsafe, codes: []string{verify.CodeOutOfBounds, verify.CodeUninitializedRead},
 		},
 		{
-			name: "copy into an output of its size", file: "copy_extent.json",
+			name: "copy into an output of its size", file: "unsafe/copy_extent.json",
 			edit:    func(d map[string]any) { obj(d, "buffers", 3)["shape"] = []any{1, 64} },
 			verdict: verify.Safe,
 		},
@@ -151,7 +151,7 @@ func TestVerdicts(t *testing.T) {
 			// tasks) then t1, which waits for t0 on SM 1; SM 1 runs t0 then
 			// t3, which waits only for t2: t3 reads act while t1 may be
 			// writing it. In task-list order t1 would come first.
-			name: "race between tasks the loader's queue order swaps", file: "queue_order_race.json",
+			name: "race between tasks the loader's queue order swaps", file: "unsafe/queue_order_race.json",
 			verdict: verify.Unsafe, codes: []string{verify.CodeRaceRAW, verify.CodeUninitializedRead},
 		},
 	}
