@@ -100,6 +100,11 @@
 //     elements of input 0 that fit its first output and params.hidden
 //     elements of its weight (input 1), and writes those rows of the
 //     output (without a positive integer hidden, every operand whole).
+//     ROPE reads, for every params.head_dim elements of input 0, their
+//     first 2·(head_dim/2), writes the same elements of its first output,
+//     and reads input 1 (the position) whole; EMBED reads its ids and
+//     table whole (the rows taken are data) and writes one table row per
+//     id to its first output, one after another.
 //     These are AMK's element loops (amk_load_f, amk_store_f), which take
 //     F16 and BF16 elements as 2 bytes and any other dtype as a 4-byte
 //     float whatever its width, and so do these footprints and KV_APPEND's;
@@ -112,9 +117,8 @@
 //
 // Where AMK's kernels access other bytes than these footprints, the mapping
 // does not follow them yet, and a safe verdict does not cover what they
-// touch beyond the buffers: ROPE writes as many elements as its input has
-// and EMBED as many as its ids select, GEMV_TILE reads params.K elements of
-// each of its weight rows [n_off, n_off+N_tile), and ATTENTION_TILE steps
+// touch beyond the buffers: GEMV_TILE reads params.K elements of each of
+// its weight rows [n_off, n_off+N_tile), and ATTENTION_TILE steps
 // through the cache by params.n_kv_heads·head_dim elements a row (the same
 // as the shapes in AMK's own lowerings), each through AMK's element width
 // above; GEMV and GEMM tiles index their output as [M, N] by its first two

@@ -391,6 +391,65 @@ func (m *mapper) footprint(reads, writes []schedule.Access, path, op string, inp
 			}
 		}
 		writes = append(writes, elems(o, 0, o.numel, 1, 0))
+	case "ROPE":
+		// inputs = [x, pos]: for every params.head_dim elements of x, its
+		// first 2·(head_dim/2) are rotated into the same elements of the
+		// first output; pos is read whole.
+		hd, ok := int64(0), false
+		if pv := ps.get("head_dim"); pv != nil && pv.kind == 'n' {
+			hd, ok = m.intParam(ps, path, "head_dim")
+		}
+		if !ok || hd <= 0 || len(inputs) < 2 || len(outputs) == 0 {
+			for _, b := range inputs {
+				readWhole(b)
+			}
+			for _, b := range outputs {
+				writeWhole(b)
+			}
+			break
+		}
+		x, ok1 := lay(inputs[0])
+		o, ok2 := lay(outputs[0])
+		if !ok1 || !ok2 {
+			break
+		}
+		vecs, run := x.numel/hd, hd/2*2
+		heads := func(l layout) schedule.Access {
+			if run == hd {
+				return elems(l, 0, vecs*hd, 1, 0)
+			}
+			return elems(l, 0, run, vecs, hd)
+		}
+		if vecs > 0 && run > 0 {
+			reads = append(reads, heads(x))
+			writes = append(writes, heads(o))
+		}
+		readWhole(inputs[1])
+	case "EMBED":
+		// inputs = [ids, table]: one table row (by an id the data gives,
+		// so the table is read whole) per id, written to the first output
+		// one after another.
+		if len(inputs) < 2 || len(outputs) == 0 {
+			for _, b := range inputs {
+				readWhole(b)
+			}
+			for _, b := range outputs {
+				writeWhole(b)
+			}
+			break
+		}
+		ids, ok1 := lay(inputs[0])
+		table, ok2 := lay(inputs[1])
+		o, ok3 := lay(outputs[0])
+		readWhole(inputs[0])
+		readWhole(inputs[1])
+		if ok1 && ok2 && ok3 {
+			row := table.numel
+			if len(table.shape) > 0 {
+				row = table.numel / table.shape[0]
+			}
+			writes = append(writes, elems(o, 0, satMul(ids.numel, row), 1, 0))
+		}
 	case "RMSNORM":
 		// rows of params.hidden elements of x (inputs[0]) and of the first
 		// output, as many as fit the output, with hidden elements of the

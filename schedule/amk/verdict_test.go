@@ -122,6 +122,18 @@ func TestVerdicts(t *testing.T) {
 			verdict: verify.Safe,
 		},
 		{
+			// EMBED writes one table row per id: two ids into one row.
+			name: "embedding of two ids into one row", file: "embed_rope.json",
+			edit:    func(d map[string]any) { obj(d, "buffers", 0)["shape"] = []any{2} },
+			verdict: verify.Unsafe, codes: []string{verify.CodeOutOfBounds},
+		},
+		{
+			// ROPE writes as many elements as its input has: 8 into 4.
+			name: "rotation into a smaller output", file: "embed_rope.json",
+			edit:    func(d map[string]any) { obj(d, "buffers", 4)["shape"] = []any{1, 4} },
+			verdict: verify.Unsafe, codes: []string{verify.CodeOutOfBounds},
+		},
+		{
 			// COPY reads as many elements as its output has: 128 of a
 			// 64-element input.
 			name: "copy into a larger output", file: "unsafe/copy_extent.json",
