@@ -117,12 +117,12 @@
 //
 // Where AMK's kernels access other bytes than these footprints, the mapping
 // does not follow them yet, and a safe verdict does not cover what they
-// touch beyond the buffers: GEMV_TILE reads params.K elements of each of
-// its weight rows [n_off, n_off+N_tile), and ATTENTION_TILE steps
-// through the cache by params.n_kv_heads·head_dim elements a row (the same
-// as the shapes in AMK's own lowerings), each through AMK's element width
-// above; GEMV and GEMM tiles index their output as [M, N] by its first two
-// axes whatever its rank. The opcodes whose GPU kernel traps (LAYERNORM, GELU, MUL, DEQUANT,
+// touch beyond the buffers: GEMV_TILE reads params.K elements of each of its
+// weight rows [n_off, n_off+N_tile), and ATTENTION_TILE steps through the
+// cache by params.n_kv_heads·head_dim elements a row (the same as the shapes
+// in AMK's own lowerings), each through AMK's element width above; GEMV and
+// GEMM tiles index their output as [M, N] by its first two axes whatever its
+// rank. The opcodes whose GPU kernel traps (LAYERNORM, GELU, MUL, DEQUANT,
 // SOFTMAX, ALLREDUCE_SHARD, FUSED) abort the launch rather than hang or
 // race; the mapping takes them as ordinary ops. AMK's persistent K-step
 // kernel rewrites KV_APPEND's pos and ATTENTION_TILE's kv_len at each step;
