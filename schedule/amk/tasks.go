@@ -311,6 +311,14 @@ func (m *mapper) footprint(reads, writes []schedule.Access, path, op string, inp
 			writes = append(writes, whole(l))
 		}
 	}
+	allWhole := func() {
+		for _, b := range inputs {
+			readWhole(b)
+		}
+		for _, b := range outputs {
+			writeWhole(b)
+		}
+	}
 	switch op {
 	case "GEMV_TILE", "GEMM_TILE":
 		// The kernel writes out[..., n_off:n_off+N_tile] for every row; it
@@ -400,12 +408,7 @@ func (m *mapper) footprint(reads, writes []schedule.Access, path, op string, inp
 			hd, ok = m.intParam(ps, path, "head_dim")
 		}
 		if !ok || hd <= 0 || len(inputs) < 2 || len(outputs) == 0 {
-			for _, b := range inputs {
-				readWhole(b)
-			}
-			for _, b := range outputs {
-				writeWhole(b)
-			}
+			allWhole()
 			break
 		}
 		x, ok1 := lay(inputs[0])
@@ -430,12 +433,7 @@ func (m *mapper) footprint(reads, writes []schedule.Access, path, op string, inp
 		// so the table is read whole) per id, written to the first output
 		// one after another.
 		if len(inputs) < 2 || len(outputs) == 0 {
-			for _, b := range inputs {
-				readWhole(b)
-			}
-			for _, b := range outputs {
-				writeWhole(b)
-			}
+			allWhole()
 			break
 		}
 		ids, ok1 := lay(inputs[0])
@@ -461,12 +459,7 @@ func (m *mapper) footprint(reads, writes []schedule.Access, path, op string, inp
 			h, ok = m.intParam(ps, path, "hidden")
 		}
 		if !ok || h <= 0 || len(outputs) == 0 || len(inputs) < 2 {
-			for _, b := range inputs {
-				readWhole(b)
-			}
-			for _, b := range outputs {
-				writeWhole(b)
-			}
+			allWhole()
 			break
 		}
 		o, ok := lay(outputs[0])
@@ -482,12 +475,7 @@ func (m *mapper) footprint(reads, writes []schedule.Access, path, op string, inp
 		}
 		writes = append(writes, elems(o, 0, n, 1, 0))
 	default:
-		for _, b := range inputs {
-			readWhole(b)
-		}
-		for _, b := range outputs {
-			writeWhole(b)
-		}
+		allWhole()
 	}
 	return dedup(reads), dedup(writes)
 }
