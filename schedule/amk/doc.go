@@ -92,8 +92,14 @@
 //     entry, one run each, as a tile. An input that is also an output (the
 //     cache updated in place) is not read; other inputs are read whole.
 //   - ATTENTION_TILE reads its K and V operands (inputs 1 and 2, as in AMK's
-//     reference semantics) over sequence rows [kv_start, kv_start+kv_len)
-//     on the same axes; other inputs are read whole, outputs written whole.
+//     reference semantics) over sequence rows [kv_start, kv_start+kv_len).
+//     With a q (input 0) of rank other than 3 and positive integer
+//     head_dim, n_heads and n_kv_heads, as AMK's kernel does: rows of
+//     n_kv_heads·head_dim elements, the first n_heads·head_dim elements of
+//     q, and as many of its first output (n_heads·(head_dim+2) for a
+//     split-KV partial, flags bit 1); otherwise along the caches' own rows
+//     (axis 0, axis 1 of a rank-4 cache), with q and the outputs whole.
+//     Other inputs are read whole.
 //   - COPY, ADD and SILU_MUL read as many elements of each operand
 //     (input 0, and input 1 for ADD and SILU_MUL) as their first output
 //     has, and write that output; RMSNORM reads the rows of params.hidden
@@ -118,11 +124,10 @@
 // Where AMK's kernels access other bytes than these footprints, the mapping
 // does not follow them yet, and a safe verdict does not cover what they
 // touch beyond the buffers: GEMV_TILE reads params.K elements of each of its
-// weight rows [n_off, n_off+N_tile), and ATTENTION_TILE steps through the
-// cache by params.n_kv_heads·head_dim elements a row (the same as the shapes
-// in AMK's own lowerings), each through AMK's element width above; GEMV and
-// GEMM tiles index their output as [M, N] by its first two axes whatever its
-// rank. The opcodes whose GPU kernel traps (LAYERNORM, GELU, MUL, DEQUANT,
+// weight rows [n_off, n_off+N_tile) (the shapes' in AMK's own lowerings),
+// and batched attention (a rank-3 q) takes its extents from the params too;
+// GEMV and GEMM tiles index their output as [M, N] by its first two axes
+// whatever its rank. The opcodes whose GPU kernel traps (LAYERNORM, GELU, MUL, DEQUANT,
 // SOFTMAX, ALLREDUCE_SHARD, FUSED) abort the launch rather than hang or
 // race; the mapping takes them as ordinary ops. AMK's persistent K-step
 // kernel rewrites KV_APPEND's pos and ATTENTION_TILE's kv_len at each step;

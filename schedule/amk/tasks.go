@@ -295,6 +295,20 @@ func (m *mapper) extent(ps params, path, key string) (int64, bool) {
 	return v, true
 }
 
+// headParams is a task's params.head_dim when it is a positive integer,
+// else 0.
+func headParams(ps params) int64 { return positive(ps, "head_dim") }
+
+// positive is the integer param key when it is positive, else 0.
+func positive(ps params, key string) int64 {
+	if p := ps.get(key); p != nil && p.kind == 'n' {
+		if v, ok := p.int64(); ok && v > 0 && v <= math.MaxInt32 {
+			return v
+		}
+	}
+	return 0
+}
+
 // footprint appends the task's reads and writes from its op and params.
 func (m *mapper) footprint(reads, writes []schedule.Access, path, op string, inputs, outputs []int, ps params) ([]schedule.Access, []schedule.Access) {
 	lay := func(b int) (layout, bool) {
@@ -363,19 +377,52 @@ func (m *mapper) footprint(reads, writes []schedule.Access, path, op string, inp
 		}
 	case "ATTENTION_TILE":
 		// inputs = [q, k_cache, v_cache(, extra)]: the K and V operands are
-		// read over rows [kv_start, kv_start+kv_len) only.
+		// read over rows [kv_start, kv_start+kv_len) only. With a q of
+		// rank other than 3 and the head params set, as AMK's kernel
+		// does: rows of params.n_kv_heads·head_dim elements, the first
+		// n_heads·head_dim elements of q, and as many of the first
+		// output (n_heads·(head_dim+2) for a split-KV partial, flags bit
+		// 1); otherwise along the caches' own rows, q and outputs whole.
 		start, ok1 := m.intParam(ps, path, "kv_start")
 		n, ok2 := m.extent(ps, path, "kv_len")
+		hd, heads, kvh, exact := headParams(ps), int64(0), int64(0), false
+		if len(inputs) > 0 && len(outputs) > 0 && hd > 0 {
+			if q, ok := lay(inputs[0]); ok && len(q.shape) != 3 {
+				heads, kvh = positive(ps, "n_heads"), positive(ps, "n_kv_heads")
+				exact = heads > 0 && kvh > 0
+			}
+		}
 		for j, b := range inputs {
-			if j == 1 || j == 2 {
-				if l, ok := lay(b); ok && ok1 && ok2 {
+			l, ok := lay(b)
+			switch {
+			case !ok:
+			case j == 1 || j == 2:
+				if !ok1 || !ok2 {
+					break
+				}
+				if exact {
+					row := satMul(kvh, hd)
+					reads = append(reads, elems(l, satMul(start, row), satMul(n, row), 1, 0))
+				} else {
 					reads = append(reads, seqRows(l, start, n))
 				}
+			case j == 0 && exact:
+				reads = append(reads, elems(l, 0, satMul(heads, hd), 1, 0))
+			default:
+				readWhole(b)
+			}
+		}
+		for j, b := range outputs {
+			if l, ok := lay(b); ok && j == 0 && exact {
+				w := hd
+				if f := ps.get("flags"); f != nil {
+					if v, ok := f.int64(); ok && v&2 != 0 {
+						w = hd + 2
+					}
+				}
+				writes = append(writes, elems(l, 0, satMul(heads, w), 1, 0))
 				continue
 			}
-			readWhole(b)
-		}
-		for _, b := range outputs {
 			writeWhole(b)
 		}
 	case "COPY", "ADD", "SILU_MUL":

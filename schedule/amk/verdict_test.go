@@ -122,6 +122,18 @@ func TestVerdicts(t *testing.T) {
 			verdict: verify.Safe,
 		},
 		{
+			// ATTENTION_TILE steps through the cache by n_kv_heads·head_dim
+			// elements a row: two rows of 8 cover cache rows 0-3 of a
+			// [8, 1, 4] cache, and row 3 is being appended.
+			name: "attention rows from its params", file: "unsafe/attention_stride.json",
+			verdict: verify.Unsafe, codes: []string{verify.CodeRaceRAW},
+		},
+		{
+			name: "attention params that agree with the cache", file: "unsafe/attention_stride.json",
+			edit:    func(d map[string]any) { obj(d, "tasks", 1, "params")["n_kv_heads"] = 1 },
+			verdict: verify.Safe,
+		},
+		{
 			// EMBED writes one table row per id: two ids into one row.
 			name: "embedding of two ids into one row", file: "embed_rope.json",
 			edit:    func(d map[string]any) { obj(d, "buffers", 0)["shape"] = []any{2} },
