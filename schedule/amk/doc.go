@@ -78,13 +78,16 @@
 // Byte-precise, with element widths from dtype; a packed I4 run covers
 // every byte that holds one of its elements.
 //
-//   - GEMV_TILE, GEMM_TILE write columns [n_off, n_off+N_tile) of the last
-//     axis of each output in every row (a rows × stride tile when the
-//     output has more than one row; AMK's kernel derives the rows from the
-//     output, so M_tile and m_off do not narrow them). An I4 output whose
-//     rows do not start on byte boundaries gets one byte span from the
-//     first row's first byte to the last row's last byte instead. Inputs
-//     are read whole.
+//   - GEMV_TILE, GEMM_TILE write columns [n_off, n_off+N_tile) of their
+//     first output as AMK's kernel indexes it, [M, N] by its first two
+//     axes (N = shape[1], M = numel / N; M_tile and m_off do not narrow
+//     the rows): of a matrix, those columns in every row (a rows × stride
+//     tile when it has more than one row; an I4 matrix whose rows do not
+//     start on byte boundaries gets one byte span from the first row's
+//     first byte to the last row's last byte instead); of a vector or a
+//     scalar, element 0, where every column lands; of an output of rank 3
+//     or more, columns shape[2]·… elements apart in rows shape[1]·… apart,
+//     each row's columns as one span. Inputs are read whole.
 //   - KV_APPEND writes its first output, as AMK's kernel does: a cache of
 //     rank 3 or less gets all of new_kv's elements (input 0) from sequence
 //     row pos on (axis 0; one row in decode, more when new_kv holds more),
@@ -125,9 +128,7 @@
 // does not follow them yet, and a safe verdict does not cover what they
 // touch beyond the buffers: GEMV_TILE reads params.K elements of each of its
 // weight rows [n_off, n_off+N_tile) (the shapes' in AMK's own lowerings),
-// and batched attention (a rank-3 q) takes its extents from the params too;
-// GEMV and GEMM tiles index their output as [M, N] by its first two axes
-// whatever its rank. The opcodes whose GPU kernel traps (LAYERNORM, GELU, MUL, DEQUANT,
+// and batched attention (a rank-3 q) takes its extents from the params too. The opcodes whose GPU kernel traps (LAYERNORM, GELU, MUL, DEQUANT,
 // SOFTMAX, ALLREDUCE_SHARD, FUSED) abort the launch rather than hang or
 // race; the mapping takes them as ordinary ops. AMK's persistent K-step
 // kernel rewrites KV_APPEND's pos and ATTENTION_TILE's kv_len at each step;

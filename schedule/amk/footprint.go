@@ -153,6 +153,29 @@ func columns(b layout, nOff, nTile int64) schedule.Access {
 	return tile(b, nOff, nTile, rows, last)
 }
 
+// tileColumns is the footprint of a GEMV/GEMM tile's columns [nOff,
+// nOff+nTile) of its output b as AMK's kernel indexes it, [M, N] by the
+// first two axes: columns of a matrix; of a vector or scalar (whose
+// padded shape and strides are 0 past its rank) element 0, which every
+// column is stored to; of a rank-3 or higher output, columns stride[1]
+// elements apart in rows stride[0] apart, each row's columns as one span
+// (the elements between them included: an over-approximation).
+func tileColumns(b layout, nOff, nTile int64) schedule.Access {
+	switch {
+	case len(b.shape) == 2:
+		return columns(b, nOff, nTile)
+	case len(b.shape) < 2:
+		return elems(b, 0, 1, 1, 0)
+	}
+	s1 := int64(1)
+	for _, d := range b.shape[2:] {
+		s1 = satMul(s1, d)
+	}
+	s0 := satMul(b.shape[1], s1)
+	rows := b.numel / b.shape[1]
+	return elems(b, satMul(nOff, s1), satAdd(satMul(nTile-1, s1), 1), rows, s0)
+}
+
 // seqRows is the footprint of sequence rows [start, start+count) of a KV
 // cache: axis 0 of a cache of rank 3 or less ([max_seq, n_kv, head_dim]),
 // axis 1 of a rank-4 batched one ([B, max_seq, n_kv, head_dim]), one run per

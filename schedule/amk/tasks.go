@@ -335,21 +335,20 @@ func (m *mapper) footprint(reads, writes []schedule.Access, path, op string, inp
 	}
 	switch op {
 	case "GEMV_TILE", "GEMM_TILE":
-		// The kernel writes out[..., n_off:n_off+N_tile] for every row; it
-		// derives the rows from the output's leading extent (M_tile and
-		// m_off do not restrict them).
+		// The kernel writes columns n of [n_off, n_off+N_tile) of its first
+		// output, indexed as [M, N] by its first two axes (element
+		// m·stride[0] + n·stride[1], N = shape[1], M = numel / N), in every
+		// row: M_tile and m_off do not restrict the rows.
 		nOff, ok1 := m.intParam(ps, path, "n_off")
 		nTile, ok2 := m.extent(ps, path, "N_tile")
 		for _, b := range inputs {
 			readWhole(b)
 		}
-		if !ok1 || !ok2 {
+		if !ok1 || !ok2 || len(outputs) == 0 {
 			return reads, writes
 		}
-		for _, b := range outputs {
-			if l, ok := lay(b); ok {
-				writes = append(writes, columns(l, nOff, nTile))
-			}
+		if l, ok := lay(outputs[0]); ok {
+			writes = append(writes, tileColumns(l, nOff, nTile))
 		}
 	case "KV_APPEND":
 		// inputs = [new_kv, cache], outputs = [cache]: the cache operand is

@@ -122,6 +122,18 @@ func TestVerdicts(t *testing.T) {
 			verdict: verify.Safe,
 		},
 		{
+			// AMK's GEMV kernel indexes its output as [M, N] by its first
+			// two axes: a [32] vector has none past its rank, so both tiles
+			// store every column to element 0.
+			name: "GEMV tiles into a vector", file: "unsafe/gemv_vector_output.json",
+			verdict: verify.Unsafe, codes: []string{verify.CodeOutputUnwritten, verify.CodeRaceWAW},
+		},
+		{
+			name: "GEMV tiles into a matrix", file: "unsafe/gemv_vector_output.json",
+			edit:    func(d map[string]any) { obj(d, "buffers", 2)["shape"] = []any{1, 32} },
+			verdict: verify.Safe,
+		},
+		{
 			// ATTENTION_TILE steps through the cache by n_kv_heads·head_dim
 			// elements a row: two rows of 8 cover cache rows 0-3 of a
 			// [8, 1, 4] cache, and row 3 is being appended.
