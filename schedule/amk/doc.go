@@ -128,7 +128,8 @@
 // does not follow them yet, and a safe verdict does not cover what they
 // touch beyond the buffers: GEMV_TILE reads params.K elements of each of its
 // weight rows [n_off, n_off+N_tile) (the shapes' in AMK's own lowerings),
-// and batched attention (a rank-3 q) takes its extents from the params too. The opcodes whose GPU kernel traps (LAYERNORM, GELU, MUL, DEQUANT,
+// and batched attention (a rank-3 q) takes its extents from the params too.
+// The opcodes whose GPU kernel traps (LAYERNORM, GELU, MUL, DEQUANT,
 // SOFTMAX, ALLREDUCE_SHARD, FUSED) abort the launch rather than hang or
 // race; the mapping takes them as ordinary ops. AMK's persistent K-step
 // kernel rewrites KV_APPEND's pos and ATTENTION_TILE's kv_len at each step;
