@@ -123,8 +123,9 @@ func TestSplitKV(t *testing.T) {
 		// unpinned task on SM 0: SM 0's queue, in topological order, is
 		// t0-t5, t6, t9, one at a time (queue.sm0); t7 and t8 are alone
 		// on theirs.
-		{"t0.GEMV_TILE", "", "x 0+128; wq 0+8192", "q 0+64", "signal c0+1, signal queue.sm0+1"},
-		{"t1.GEMV_TILE", "wait queue.sm0>=1", "x 0+128; wq 0+8192", "q 64+64", "signal c0+1, signal queue.sm0+1"},
+		// Each q tile reads its 32 rows of wq (64 F16 each).
+		{"t0.GEMV_TILE", "", "x 0+128; wq 0+4096", "q 0+64", "signal c0+1, signal queue.sm0+1"},
+		{"t1.GEMV_TILE", "wait queue.sm0>=1", "x 0+128; wq 4096+4096", "q 64+64", "signal c0+1, signal queue.sm0+1"},
 		{"t2.GEMV_TILE", "wait queue.sm0>=2", "x 0+128; wk 0+4096", "k 0+64", "signal c1+1, signal queue.sm0+1"},
 		{"t3.GEMV_TILE", "wait queue.sm0>=3", "x 0+128; wv 0+4096", "v 0+64", "signal c2+1, signal queue.sm0+1"},
 		// Row 40 of a [64, 2, 16] F16 cache: 64-byte rows.

@@ -87,7 +87,11 @@
 //     first byte to the last row's last byte instead); of a vector or a
 //     scalar, element 0, where every column lands; of an output of rank 3
 //     or more, columns shape[2]·… elements apart in rows shape[1]·… apart,
-//     each row's columns as one span. Inputs are read whole.
+//     each row's columns as one span. An unquantized GEMV_TILE (no
+//     params.qdtype) with a positive integer params.K reads K elements of
+//     each of x's M rows (input 0) and of W's rows [n_off, n_off+N_tile)
+//     (input 1), both of rank 2 or more; other inputs, and every input
+//     otherwise, are read whole.
 //   - KV_APPEND writes its first output, as AMK's kernel does: a cache of
 //     rank 3 or less gets all of new_kv's elements (input 0) from sequence
 //     row pos on (axis 0; one row in decode, more when new_kv holds more),
@@ -126,14 +130,13 @@
 //
 // Where AMK's kernels access other bytes than these footprints, the mapping
 // does not follow them yet, and a safe verdict does not cover what they
-// touch beyond the buffers: GEMV_TILE reads params.K elements of each of its
-// weight rows [n_off, n_off+N_tile) (the shapes' in AMK's own lowerings),
-// and batched attention (a rank-3 q) takes its extents from the params too.
-// The opcodes whose GPU kernel traps (LAYERNORM, GELU, MUL, DEQUANT,
-// SOFTMAX, ALLREDUCE_SHARD, FUSED) abort the launch rather than hang or
-// race; the mapping takes them as ordinary ops. AMK's persistent K-step
-// kernel rewrites KV_APPEND's pos and ATTENTION_TILE's kv_len at each step;
-// the mapping reads one step as the IR has it.
+// touch beyond the buffers: a quantized GEMV tile's reads, GEMM tiles'
+// reads, and batched attention's (a rank-3 q), which take their extents
+// from the params. The opcodes whose GPU kernel traps (LAYERNORM, GELU, MUL,
+// DEQUANT, SOFTMAX, ALLREDUCE_SHARD, FUSED) abort the launch rather than
+// hang or race; the mapping takes them as ordinary ops. AMK's persistent
+// K-step kernel rewrites KV_APPEND's pos and ATTENTION_TILE's kv_len at each
+// step; the mapping reads one step as the IR has it.
 //
 // # What is invalid
 //

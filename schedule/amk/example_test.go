@@ -56,8 +56,8 @@ func ExampleUnmarshal() {
 	//     {"name":"queue.sm0"}
 	//   ],
 	//   "tasks": [
-	//     {"name":"t10.GEMV_TILE","op":"GEMV_TILE","params":{"K":4,"N_tile":4,"n_off":0},"reads":[{"buffer":"x","length":16},{"buffer":"w","length":64}],"writes":[{"buffer":"y","length":8,"rows":2,"stride":16}],"after":[{"signal":"c5"},{"signal":"queue.sm0"}]},
-	//     {"name":"t11.GEMV_TILE","op":"GEMV_TILE","params":{"K":4,"N_tile":4,"n_off":4},"reads":[{"buffer":"x","length":16},{"buffer":"w","length":64}],"writes":[{"buffer":"y","offset":8,"length":8,"rows":2,"stride":16}],"after":[{"signal":"c5"}]},
+	//     {"name":"t10.GEMV_TILE","op":"GEMV_TILE","params":{"K":4,"N_tile":4,"n_off":0},"reads":[{"buffer":"x","length":16},{"buffer":"w","length":32}],"writes":[{"buffer":"y","length":8,"rows":2,"stride":16}],"after":[{"signal":"c5"},{"signal":"queue.sm0"}]},
+	//     {"name":"t11.GEMV_TILE","op":"GEMV_TILE","params":{"K":4,"N_tile":4,"n_off":4},"reads":[{"buffer":"x","length":16},{"buffer":"w","offset":32,"length":32}],"writes":[{"buffer":"y","offset":8,"length":8,"rows":2,"stride":16}],"after":[{"signal":"c5"}]},
 	//     {"name":"t12.COPY","op":"COPY","before":[{"wait":"c5","ge":2},{"wait":"queue.sm0","ge":1}],"reads":[{"buffer":"y","length":32}],"writes":[{"buffer":"out","length":32}],"after":[{"signal":"c6"},{"signal":"queue.sm0"}]}
 	//   ]
 	// }

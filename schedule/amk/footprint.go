@@ -207,6 +207,9 @@ func floatWidth(b layout) int64 {
 // element off on and each next one stride elements further, as AMK's
 // generic element loops access them (floatWidth).
 func elems(b layout, off, n, rows, stride int64) schedule.Access {
+	if rows > 1 && n == stride { // contiguous rows: one run
+		n, rows = satMul(n, rows), 1
+	}
 	w := floatWidth(b)
 	a := schedule.Access{Buffer: b.index, Offset: satMul(off, w), Length: uint64(satMul(n, w))}
 	if rows > 1 {

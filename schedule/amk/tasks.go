@@ -295,6 +295,40 @@ func (m *mapper) extent(ps params, path, key string) (int64, bool) {
 	return v, true
 }
 
+// gemvReads appends the reads of an unquantized GEMV tile with inputs x
+// and W (the first two) and first output out, as AMK's kernel makes them:
+// params.K elements of each of x's M rows (M from out as the tile's
+// writes take it) and of W's rows [nOff, nOff+nTile); x and W whole when
+// K is not a positive integer or an operand has rank below 2.
+func (m *mapper) gemvReads(reads []schedule.Access, ps params, inputs []int, out int, nOff, nTile int64) []schedule.Access {
+	x, okx := m.lay(inputs[0])
+	w, okw := m.lay(inputs[1])
+	o, oko := m.lay(out)
+	k := positive(ps, "K")
+	if !okx || !okw || !oko || k == 0 || len(x.shape) < 2 || len(w.shape) < 2 {
+		for _, b := range inputs[:2] {
+			if l, ok := m.lay(b); ok {
+				reads = append(reads, whole(l))
+			}
+		}
+		return reads
+	}
+	rows := int64(1)
+	if len(o.shape) >= 2 && o.shape[1] > 0 {
+		rows = o.numel / o.shape[1]
+	}
+	rowOf := func(l layout) int64 { return l.numel / l.shape[0] }
+	return append(reads,
+		elems(x, 0, k, rows, rowOf(x)),
+		elems(w, satMul(nOff, rowOf(w)), k, nTile, rowOf(w)))
+}
+
+// lay is the layout of buffer b, false when it is malformed.
+func (m *mapper) lay(b int) (layout, bool) {
+	l := m.layouts[b]
+	return l, l.bits != 0
+}
+
 // headParams is a task's params.head_dim when it is a positive integer,
 // else 0.
 func headParams(ps params) int64 { return positive(ps, "head_dim") }
@@ -311,10 +345,7 @@ func positive(ps params, key string) int64 {
 
 // footprint appends the task's reads and writes from its op and params.
 func (m *mapper) footprint(reads, writes []schedule.Access, path, op string, inputs, outputs []int, ps params) ([]schedule.Access, []schedule.Access) {
-	lay := func(b int) (layout, bool) {
-		l := m.layouts[b]
-		return l, l.bits != 0
-	}
+	lay := m.lay
 	readWhole := func(b int) {
 		if l, ok := lay(b); ok {
 			reads = append(reads, whole(l))
@@ -341,8 +372,15 @@ func (m *mapper) footprint(reads, writes []schedule.Access, path, op string, inp
 		// row: M_tile and m_off do not restrict the rows.
 		nOff, ok1 := m.intParam(ps, path, "n_off")
 		nTile, ok2 := m.extent(ps, path, "N_tile")
-		for _, b := range inputs {
-			readWhole(b)
+		if op == "GEMV_TILE" && ok1 && ok2 && len(outputs) > 0 && len(inputs) >= 2 && ps.get("qdtype") == nil {
+			reads = m.gemvReads(reads, ps, inputs, outputs[0], nOff, nTile)
+			for _, b := range inputs[2:] {
+				readWhole(b)
+			}
+		} else {
+			for _, b := range inputs {
+				readWhole(b)
+			}
 		}
 		if !ok1 || !ok2 || len(outputs) == 0 {
 			return reads, writes

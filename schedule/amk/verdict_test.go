@@ -129,6 +129,15 @@ func TestVerdicts(t *testing.T) {
 			verdict: verify.Unsafe, codes: []string{verify.CodeOutputUnwritten, verify.CodeRaceWAW},
 		},
 		{
+			// The second tile reads weight rows [16, 48) of a 32-row W.
+			name: "GEMV tile past its weight rows", file: "unsafe/gemv_vector_output.json",
+			edit: func(d map[string]any) {
+				obj(d, "buffers", 2)["shape"] = []any{1, 64}
+				obj(d, "tasks", 1, "params")["N_tile"] = 32
+			},
+			verdict: verify.Unsafe, codes: []string{verify.CodeOutOfBounds, verify.CodeOutputUnwritten},
+		},
+		{
 			name: "GEMV tiles into a matrix", file: "unsafe/gemv_vector_output.json",
 			edit:    func(d map[string]any) { obj(d, "buffers", 2)["shape"] = []any{1, 32} },
 			verdict: verify.Safe,
