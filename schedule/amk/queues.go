@@ -103,58 +103,61 @@ func nameID(name string) (int64, bool) {
 }
 
 // topoOrder is AMK's topological order of p's tasks (by index), from their
-// AMK ids: edges from every producer of a counter (the task that signals
-// it) to every task that waits on it, each pair once; Kahn's algorithm
-// with the tasks of no incoming edge in ascending id order first, each
-// task's successors in ascending id order. ok is false on a cycle.
+// AMK ids: edges from every producer of a counter (a task that signals it)
+// to every task that waits on it, each pair once; Kahn's algorithm with the
+// tasks of no incoming edge in ascending id order first, each popped task's
+// successors in ascending id order. ok is false on a cycle. It works per
+// counter rather than per edge, so that the work is bounded by the steps,
+// not by producers × waiters: a task's last incoming edge is removed when
+// the last producer of the last of its counters is popped, and the tasks
+// that pop makes ready are appended in ascending id, as Kahn's would.
 func topoOrder(p *schedule.Program, ids []int64) (order []int, ok bool) {
 	n := len(p.Tasks)
-	producers := make([][]int, len(p.Counters))
+	byID := func(x, y int) int { return cmp.Compare(ids[x], ids[y]) }
+	left := make([]int, len(p.Counters)) // producers of a counter not yet popped
 	for i := range p.Tasks {
 		for _, s := range p.Tasks[i].After {
 			if s.Kind == schedule.Signal {
-				producers[s.Object] = append(producers[s.Object], i)
+				left[s.Object]++
 			}
 		}
 	}
-	type edge struct{ a, b int }
-	var edges []edge
+	waiters := make([][]int, len(p.Counters)) // each waiter once per counter
+	pending := make([]int, n)                 // counters with producers a task waits on, each once
 	for i := range p.Tasks {
 		for _, s := range p.Tasks[i].Before {
-			if s.Kind == schedule.Wait {
-				for _, a := range producers[s.Object] {
-					edges = append(edges, edge{a, i})
+			if c := s.Object; s.Kind == schedule.Wait && left[c] > 0 {
+				if w := waiters[c]; len(w) == 0 || w[len(w)-1] != i {
+					waiters[c] = append(w, i)
+					pending[i]++
 				}
 			}
 		}
 	}
-	byID := func(x, y edge) int {
-		if c := cmp.Compare(ids[x.a], ids[y.a]); c != 0 {
-			return c
-		}
-		return cmp.Compare(ids[x.b], ids[y.b])
-	}
-	slices.SortFunc(edges, byID)
-	edges = slices.Compact(edges)
-	succ := make([][]int, n)
-	indeg := make([]int, n)
-	for _, e := range edges {
-		succ[e.a] = append(succ[e.a], e.b)
-		indeg[e.b]++
-	}
 	ready := make([]int, 0, n)
 	for i := range p.Tasks {
-		if indeg[i] == 0 {
+		if pending[i] == 0 {
 			ready = append(ready, i)
 		}
 	}
-	slices.SortFunc(ready, func(x, y int) int { return cmp.Compare(ids[x], ids[y]) })
+	slices.SortFunc(ready, byID)
+	var now []int
 	for k := 0; k < len(ready); k++ {
-		for _, b := range succ[ready[k]] {
-			if indeg[b]--; indeg[b] == 0 {
-				ready = append(ready, b)
+		now = now[:0]
+		for _, s := range p.Tasks[ready[k]].After {
+			if s.Kind != schedule.Signal {
+				continue
+			}
+			if left[s.Object]--; left[s.Object] == 0 {
+				for _, b := range waiters[s.Object] {
+					if pending[b]--; pending[b] == 0 {
+						now = append(now, b)
+					}
+				}
 			}
 		}
+		slices.SortFunc(now, byID)
+		ready = append(ready, now...)
 	}
 	return ready, len(ready) == n
 }
