@@ -46,9 +46,10 @@ var amkFaults = []amkFault{
 		patched: []string{verify.CodeDeadlockUnsatisfiable}},
 	{name: "read of an activation no task writes", file: "ir_spec.json",
 		edit: func(d map[string]any) {
-			d["buffers"] = append(d["buffers"].([]any), map[string]any{"id": 5, "name": "bias", "kind": "ACTIVATION", "dtype": "F16", "shape": []any{16}, "space": "HBM"})
-			t := amkObj(d, "tasks", 1)
-			t["inputs"] = append(t["inputs"].([]any), 5)
+			// The GEMV tile's weight operand becomes an activation no task
+			// writes.
+			d["buffers"] = append(d["buffers"].([]any), map[string]any{"id": 5, "name": "w.act", "kind": "ACTIVATION", "dtype": "F16", "shape": []any{16, 16}, "space": "HBM"})
+			amkObj(d, "tasks", 1)["inputs"] = []any{3, 5}
 		},
 		patched: []string{verify.CodeUninitializedRead}},
 	{name: "write to a weight", file: "ir_spec.json",

@@ -423,11 +423,12 @@ func (m *mapper) size(i int, bits int64, shape []int64, numel int64, ok bool, pa
 	if !ok {
 		return
 	}
+	bits = storageBits(bits, m.p.Buffers[i].Kind)
 	if numel > maxBufferBytes*8/bits {
 		m.add(schedule.CodeSize, path+".shape", "buffer of %d elements exceeds %d bytes", numel, int64(maxBufferBytes))
 		return
 	}
-	m.p.Buffers[i].Size = uint64(ceilDiv8(numel * bits))
+	m.p.Buffers[i].Size = storageSize(bits, shape, numel)
 	m.layouts[i] = layout{index: int32(i), bits: bits, shape: shape, numel: numel}
 }
 

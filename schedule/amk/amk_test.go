@@ -221,8 +221,8 @@ func TestKVAppendAttentionPriorRows(t *testing.T) {
 func TestBatched(t *testing.T) {
 	p := load(t, "batched.json")
 	for name, want := range map[string][2]string{
-		"t0.GEMM_TILE":      {"x 0+128; w 0+3072", "y 0+96 x2/192"},
-		"t1.GEMM_TILE":      {"x 0+128; w 0+3072", "y 96+96 x2/192"},
+		"t0.GEMM_TILE":      {"x 0+128; w 0+1536", "y 0+96 x2/192"},
+		"t1.GEMM_TILE":      {"x 0+128; w 1536+1536", "y 96+96 x2/192"},
 		"t2.KV_APPEND":      {"k.new 0+64", "cache.k 160+32 x2/512"},
 		"t3.ATTENTION_TILE": {"q 0+64; cache.k 0+192 x2/512; cache.v 0+192 x2/512", "attn 0+64"},
 	} {
@@ -257,9 +257,12 @@ func TestAsymmetricQuantGEMV(t *testing.T) {
 	if b := buffer(t, p, "proj.zeros"); b.Kind != schedule.KindWeight {
 		t.Errorf("CONST maps to %v", b.Kind)
 	}
+	// Each tile reads its 16 packed rows of ceil(K/2) = 32 bytes and their
+	// fp16 scales and zeros, K/group = 2 a row.
 	for i, off := range []int{0, 32, 64} {
 		tk := &p.Tasks[i]
-		if got, want := accesses(p, tk.Reads), "x 0+128; proj 0+1536; proj.scales 0+192; proj.zeros 0+192"; got != want {
+		w, sz := strconv.Itoa(512*i), strconv.Itoa(64*i)
+		if got, want := accesses(p, tk.Reads), "x 0+128; proj "+w+"+512; proj.scales "+sz+"+64; proj.zeros "+sz+"+64"; got != want {
 			t.Errorf("%s reads %s, want %s", tk.Name, got, want)
 		}
 		if got, want := accesses(p, tk.Writes), "y "+strconv.Itoa(off)+"+32"; got != want {
@@ -442,6 +445,9 @@ func TestInvalid(t *testing.T) {
 		{"N_tile 0", "ir_spec.json", func(d map[string]any) { obj(d, "tasks", 1, "params")["N_tile"] = 0 }, schedule.CodeEmptyAccess, "$.tasks[1].params.N_tile"},
 		{"negative kv_len", "kv_prior.json", func(d map[string]any) { obj(d, "tasks", 2, "params")["kv_len"] = -3 }, schedule.CodeSize, "$.tasks[2].params.kv_len"},
 		{"param beyond int32", "kv_prior.json", func(d map[string]any) { obj(d, "tasks", 0, "params")["pos"] = 1 << 31 }, schedule.CodeSize, "$.tasks[0].params.pos"},
+		{"fewer query heads than KV heads", "unsafe/attention_stride.json", func(d map[string]any) {
+			obj(d, "tasks", 1, "params")["n_heads"] = 1
+		}, schedule.CodeValue, "$.tasks[1].params.n_heads"},
 		{"float footprint param", "ir_spec.json", func(d map[string]any) { obj(d, "tasks", 1, "params")["n_off"] = 0.5 }, schedule.CodeType, "$.tasks[1].params.n_off"},
 		{"negative counter init", "ir_spec.json", func(d map[string]any) { obj(d, "counters", 0)["init"] = -1 }, schedule.CodeSize, "$.counters[0].init"},
 		{"counter init beyond uint32", "ir_spec.json", func(d map[string]any) { obj(d, "counters", 0)["init"] = 1 << 32 }, schedule.CodeSize, "$.counters[0].init"},

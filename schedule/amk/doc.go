@@ -63,9 +63,13 @@
 //
 // Kinds: WEIGHT and CONST → weight, IO_INPUT → input, IO_OUTPUT → output,
 // ACTIVATION → scratch, KV_CACHE → state (rows not written in this pass are
-// prior state). A buffer's size is its element count times its dtype's
-// width (I4 packs two elements per byte, rounded up); buffers are
-// row-major. Names are AMK's, with #<id> appended when two buffers share
+// prior state). A buffer's size is what AMK's GPU loader allocates: its
+// element count times the itemsize of the torch dtype the loader stores
+// its dtype as (F32 and I32 4 bytes, F16 and BF16 2, I8, U8 and BOOL 1,
+// and F8E4M3, F8E5M2 and I4 4, as float32, which the loader's table
+// falls back to), except that an I4 weight (WEIGHT or CONST) is bound as
+// AMK's quantizer packs it, two elements a byte in rows of ceil(last
+// axis / 2) bytes. Buffers are row-major. Names are AMK's, with #<id> appended when two buffers share
 // one.
 //
 // pages are checked (ids, spaces and the buffer ids of buffer_to_page) and
@@ -87,11 +91,18 @@
 //     first byte to the last row's last byte instead); of a vector or a
 //     scalar, element 0, where every column lands; of an output of rank 3
 //     or more, columns shape[2]·… elements apart in rows shape[1]·… apart,
-//     each row's columns as one span. An unquantized GEMV_TILE (no
-//     params.qdtype) with a positive integer params.K reads K elements of
-//     each of x's M rows (input 0) and of W's rows [n_off, n_off+N_tile)
-//     (input 1), both of rank 2 or more; other inputs, and every input
-//     otherwise, are read whole.
+//     each row's columns as one span. With a positive integer params.K,
+//     a tile reads K elements of each of x's M rows (input 0, rows
+//     stride[0] apart) and of W's rows [n_off, n_off+N_tile) (input 1); a
+//     GEMM tile also its bias (input 2, when there is one) at elements
+//     [n_off, n_off+N_tile). A GEMV tile with params.qdtype 6 (I8) or 7
+//     (I4) reads W's rows as bytes instead, K bytes (I8) or ceil(K/2)
+//     bytes (I4) a row whatever W's shape, and its fp16 scales (input 2)
+//     and zeros (input 3, when there is one) at rows [n_off,
+//     n_off+N_tile) of ceil(K/group) 2-byte elements (group =
+//     params.group when positive, else K). The kernels read no other
+//     input. Without such a K, or with a qdtype that is not an integer,
+//     every input is read whole.
 //   - KV_APPEND writes its first output, as AMK's kernel does: a cache of
 //     rank 3 or less gets all of new_kv's elements (input 0) from sequence
 //     row pos on (axis 0; one row in decode, more when new_kv holds more),
@@ -100,13 +111,20 @@
 //     cache updated in place) is not read; other inputs are read whole.
 //   - ATTENTION_TILE reads its K and V operands (inputs 1 and 2, as in AMK's
 //     reference semantics) over sequence rows [kv_start, kv_start+kv_len).
-//     With a q (input 0) of rank other than 3 and positive integer
-//     head_dim, n_heads and n_kv_heads, as AMK's kernel does: rows of
-//     n_kv_heads·head_dim elements, the first n_heads·head_dim elements of
-//     q, and as many of its first output (n_heads·(head_dim+2) for a
-//     split-KV partial, flags bit 1); otherwise along the caches' own rows
-//     (axis 0, axis 1 of a rank-4 cache), with q and the outputs whole.
-//     Other inputs are read whole.
+//     With positive integer head_dim, n_heads and n_kv_heads, as AMK's
+//     kernels do (query head h reads KV head h/rep, rep =
+//     n_heads/n_kv_heads): rows of n_kv_heads·head_dim elements, of which
+//     KV heads [0, ceil(n_heads/rep)) are read, past the row when n_heads
+//     is not a multiple of n_kv_heads (n_heads below n_kv_heads, where the
+//     kernel divides by rep = 0, is invalid.value). A q of rank other than
+//     3 is read over its first n_heads·head_dim elements, and as many of
+//     the first output are written (n_heads·(head_dim+2) for a split-KV
+//     partial, flags bit 1); a rank-3 q holds B = shape[0] sequences,
+//     each read and written over n_heads·head_dim elements of q and of
+//     the output, and each with its window in the caches k.shape[1] rows
+//     apart (V indexed as K). Without the head params, along the caches'
+//     own rows (axis 0, axis 1 of a rank-4 cache), with q and the outputs
+//     whole. Other inputs are read whole.
 //   - COPY, ADD and SILU_MUL read as many elements of each operand
 //     (input 0, and input 1 for ADD and SILU_MUL) as their first output
 //     has, and write that output; RMSNORM reads the rows of params.hidden
@@ -120,21 +138,22 @@
 //     id to its first output, one after another.
 //     These are AMK's element loops (amk_load_f, amk_store_f), which take
 //     F16 and BF16 elements as 2 bytes and any other dtype as a 4-byte
-//     float whatever its width, and so do these footprints and KV_APPEND's;
-//     an access past its buffer is out-of-bounds.
+//     float whatever its width, and so do these footprints, KV_APPEND's,
+//     attention's and the tiles' x, W (unquantized) and bias reads: a
+//     buffer the loader stores 1 byte an element (I8, U8, BOOL) is read
+//     and written 4 bytes an element, and an access past its buffer is
+//     out-of-bounds.
 //   - Every other op reads all inputs and writes all outputs whole.
 //
 // A footprint outside its buffer, including a negative offset, is mapped
 // as it is: the verifier reports it as out-of-bounds. Offsets and lengths
 // beyond 2^60 bytes saturate there (still out of bounds).
 //
-// Where AMK's kernels access other bytes than these footprints, the mapping
-// does not follow them yet, and a safe verdict does not cover what they
-// touch beyond the buffers: a quantized GEMV tile's reads, GEMM tiles'
-// reads, and batched attention's (a rank-3 q), which take their extents
-// from the params. The opcodes whose GPU kernel traps (LAYERNORM, GELU, MUL,
-// DEQUANT, SOFTMAX, ALLREDUCE_SHARD, FUSED) abort the launch rather than
-// hang or race; the mapping takes them as ordinary ops. AMK's persistent
+// The opcodes whose GPU kernel traps (LAYERNORM, GELU, MUL,
+// DEQUANT, SOFTMAX, ALLREDUCE_SHARD, FUSED but for its GEMV_ADD pattern)
+// abort the launch rather than hang or race; the mapping takes them as
+// ordinary ops (FUSED's GEMV_ADD included). An attention head_dim above
+// 512 traps too, and is mapped as any other. AMK's persistent
 // K-step kernel rewrites KV_APPEND's pos and ATTENTION_TILE's kv_len at each
 // step; the mapping reads one step as the IR has it.
 //

@@ -2,10 +2,36 @@ package amk
 
 import "github.com/megaproof/megaproof/schedule"
 
-// dtypeBits is the width in bits of each AMK DType, by its serialized name.
+// dtypeBits is the width in bits of an element of each AMK DType, by its
+// serialized name, as AMK's GPU loader stores it: the itemsize of the torch
+// dtype of its table (F32, F16, BF16, I32, I8, U8, BOOL), and float32 for
+// F8E4M3 and F8E5M2, which the table lacks. I4 is 4 here: see [storage].
 var dtypeBits = map[string]int64{
-	"F32": 32, "F16": 16, "BF16": 16, "F8E4M3": 8, "F8E5M2": 8,
+	"F32": 32, "F16": 16, "BF16": 16, "F8E4M3": 32, "F8E5M2": 32,
 	"I32": 32, "I8": 8, "I4": 4, "U8": 8, "BOOL": 8,
+}
+
+// storageBits is the element width in bits of a buffer of dtype width
+// bits (from [dtypeBits]) and kind as AMK's loader allocates it: an I4
+// weight (WEIGHT or CONST) is bound as the quantizer packs it, two
+// elements a byte; any other I4 buffer is a float32 one (the loader's
+// table lacks I4).
+func storageBits(bits int64, kind schedule.BufferKind) int64 {
+	if bits == 4 && kind != schedule.KindWeight {
+		return 32
+	}
+	return bits
+}
+
+// storageSize is the size in bytes of a buffer of numel elements of the
+// given shape and storage width bits: a packed I4 weight in rows of
+// ceil(last axis / 2) bytes, as the quantizer writes them.
+func storageSize(bits int64, shape []int64, numel int64) uint64 {
+	if bits != 4 || len(shape) == 0 {
+		return uint64(ceilDiv8(numel * bits))
+	}
+	last := shape[len(shape)-1]
+	return uint64(numel / last * ((last + 1) / 2))
 }
 
 // kinds maps AMK BufferKind names to megaproof buffer kinds.
@@ -207,8 +233,8 @@ func floatWidth(b layout) int64 {
 // element off on and each next one stride elements further, as AMK's
 // generic element loops access them (floatWidth).
 func elems(b layout, off, n, rows, stride int64) schedule.Access {
-	if rows > 1 && n == stride { // contiguous rows: one run
-		n, rows = satMul(n, rows), 1
+	if rows > 1 && n >= stride { // rows that touch or overlap: one run
+		n, rows = satAdd(satMul(rows-1, stride), n), 1
 	}
 	w := floatWidth(b)
 	a := schedule.Access{Buffer: b.index, Offset: satMul(off, w), Length: uint64(satMul(n, w))}
@@ -216,6 +242,13 @@ func elems(b layout, off, n, rows, stride int64) schedule.Access {
 		a.Rows, a.Stride = uint64(rows), uint64(satMul(stride, w))
 	}
 	return a
+}
+
+// bytesAt is the footprint of n bytes of b from byte off on, for kernels
+// that address a buffer by bytes (or by a width of their own) rather than
+// by its dtype.
+func bytesAt(b layout, off, n int64) schedule.Access {
+	return schedule.Access{Buffer: b.index, Offset: off, Length: uint64(n)}
 }
 
 // appendRun is the footprint of KV_APPEND on a cache of rank 3 or less: n

@@ -556,7 +556,7 @@ func (d *decoder) scanBuffer(bf *bufFields) bool {
 // finishBuffer checks and maps buffer i from its fields.
 func (d *decoder) finishBuffer(i int, bf *bufFields) bool {
 	m := d.m
-	id, bits := bf.id, bf.bits
+	id, bits := bf.id, storageBits(bf.bits, bf.kind)
 	if bf.seen&(b0|b1|b2|b3|b5) != b0|b1|b2|b3|b5 || len(d.shape) > MaxRank {
 		return false
 	}
@@ -580,7 +580,7 @@ func (d *decoder) finishBuffer(i int, bf *bufFields) bool {
 	n := len(d.shapeSlab)
 	d.shapeSlab = append(d.shapeSlab, d.shape...)
 	shape := d.shapeSlab[n:len(d.shapeSlab):len(d.shapeSlab)]
-	m.p.Buffers = append(m.p.Buffers, schedule.Buffer{Name: uniqueName(m.names, bf.name, id, true, i), Kind: bf.kind, Size: uint64(ceilDiv8(numel * bits)), Arena: schedule.NoArena})
+	m.p.Buffers = append(m.p.Buffers, schedule.Buffer{Name: uniqueName(m.names, bf.name, id, true, i), Kind: bf.kind, Size: storageSize(bits, shape, numel), Arena: schedule.NoArena})
 	m.layouts = append(m.layouts, layout{index: int32(i), bits: bits, shape: shape, numel: numel})
 	return true
 }

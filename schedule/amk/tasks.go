@@ -295,18 +295,38 @@ func (m *mapper) extent(ps params, path, key string) (int64, bool) {
 	return v, true
 }
 
-// gemvReads appends the reads of an unquantized GEMV tile with inputs x
-// and W (the first two) and first output out, as AMK's kernel makes them:
-// params.K elements of each of x's M rows (M from out as the tile's
-// writes take it) and of W's rows [nOff, nOff+nTile); x and W whole when
-// K is not a positive integer or an operand has rank below 2.
-func (m *mapper) gemvReads(reads []schedule.Access, ps params, inputs []int, out int, nOff, nTile int64) []schedule.Access {
+// tileReads appends the reads of a GEMV or GEMM tile with inputs x and W
+// (the first two) and first output out, as AMK's kernels make them, with
+// K = params.K and M from out as the tile's writes take it (element
+// m·stride[0] + k of x for m < M, k < K; of W, rows [nOff, nOff+nTile) of
+// K elements each, stride[0] apart):
+//   - a GEMM tile also reads its bias (input 2, when there is one) at
+//     elements [nOff, nOff+nTile), and nothing more;
+//   - a GEMV tile with params.qdtype I8 (6) or I4 (7) reads W as bytes:
+//     rows of K bytes (I8) or ceil(K/2) bytes (I4) whatever W's shape,
+//     and its fp16 scales (input 2) and zeros (input 3, when there is
+//     one) at rows [nOff, nOff+nTile) of ceil(K/group) elements (group =
+//     params.group when positive, else K), 2 bytes each whatever their
+//     dtype;
+//   - any other GEMV tile reads x and W only (a qdtype of another value
+//     takes the unquantized kernel).
+//
+// When K is not a positive integer, an operand is malformed or of rank 0,
+// or qdtype is not an integer, every input is read whole.
+func (m *mapper) tileReads(reads []schedule.Access, op string, ps params, inputs []int, out int, nOff, nTile int64) []schedule.Access {
 	x, okx := m.lay(inputs[0])
 	w, okw := m.lay(inputs[1])
 	o, oko := m.lay(out)
 	k := positive(ps, "K")
-	if !okx || !okw || !oko || k == 0 || len(x.shape) < 2 || len(w.shape) < 2 {
-		for _, b := range inputs[:2] {
+	qd, okq := int64(0), true
+	if op == "GEMV_TILE" {
+		if p := ps.get("qdtype"); p != nil {
+			qd, okq = p.int64()
+			okq = okq && p.kind == 'n'
+		}
+	}
+	if !okx || !okw || !oko || !okq || k == 0 || len(x.shape) == 0 || len(w.shape) == 0 {
+		for _, b := range inputs {
 			if l, ok := m.lay(b); ok {
 				reads = append(reads, whole(l))
 			}
@@ -318,9 +338,35 @@ func (m *mapper) gemvReads(reads []schedule.Access, ps params, inputs []int, out
 		rows = o.numel / o.shape[1]
 	}
 	rowOf := func(l layout) int64 { return l.numel / l.shape[0] }
-	return append(reads,
-		elems(x, 0, k, rows, rowOf(x)),
-		elems(w, satMul(nOff, rowOf(w)), k, nTile, rowOf(w)))
+	reads = append(reads, elems(x, 0, k, rows, rowOf(x)))
+	switch {
+	case op == "GEMM_TILE":
+		reads = append(reads, elems(w, satMul(nOff, rowOf(w)), k, nTile, rowOf(w)))
+		if len(inputs) > 2 {
+			if bias, ok := m.lay(inputs[2]); ok {
+				reads = append(reads, elems(bias, nOff, nTile, 1, 0))
+			}
+		}
+	case qd == 6 || qd == 7: // AMK_I8, AMK_I4
+		rb := k
+		if qd == 7 {
+			rb = (k + 1) / 2
+		}
+		reads = append(reads, bytesAt(w, satMul(nOff, rb), satMul(nTile, rb)))
+		group := positive(ps, "group")
+		if group == 0 {
+			group = k
+		}
+		ng := (k + group - 1) / group
+		for _, b := range inputs[2:min(len(inputs), 4)] {
+			if l, ok := m.lay(b); ok {
+				reads = append(reads, bytesAt(l, satMul(2, satMul(nOff, ng)), satMul(2, satMul(nTile, ng))))
+			}
+		}
+	default:
+		reads = append(reads, elems(w, satMul(nOff, rowOf(w)), k, nTile, rowOf(w)))
+	}
+	return reads
 }
 
 // lay is the layout of buffer b, false when it is malformed.
@@ -372,11 +418,8 @@ func (m *mapper) footprint(reads, writes []schedule.Access, path, op string, inp
 		// row: M_tile and m_off do not restrict the rows.
 		nOff, ok1 := m.intParam(ps, path, "n_off")
 		nTile, ok2 := m.extent(ps, path, "N_tile")
-		if op == "GEMV_TILE" && ok1 && ok2 && len(outputs) > 0 && len(inputs) >= 2 && ps.get("qdtype") == nil {
-			reads = m.gemvReads(reads, ps, inputs, outputs[0], nOff, nTile)
-			for _, b := range inputs[2:] {
-				readWhole(b)
-			}
+		if ok1 && ok2 && len(outputs) > 0 && len(inputs) >= 2 {
+			reads = m.tileReads(reads, op, ps, inputs, outputs[0], nOff, nTile)
 		} else {
 			for _, b := range inputs {
 				readWhole(b)
@@ -414,21 +457,51 @@ func (m *mapper) footprint(reads, writes []schedule.Access, path, op string, inp
 		}
 	case "ATTENTION_TILE":
 		// inputs = [q, k_cache, v_cache(, extra)]: the K and V operands are
-		// read over rows [kv_start, kv_start+kv_len) only. With a q of
-		// rank other than 3 and the head params set, as AMK's kernel
-		// does: rows of params.n_kv_heads·head_dim elements, the first
-		// n_heads·head_dim elements of q, and as many of the first
+		// read over rows [kv_start, kv_start+kv_len) only. With the head
+		// params set, as AMK's kernels do (query head h reads KV head
+		// h/rep, rep = n_heads/n_kv_heads): rows of n_kv_heads·head_dim
+		// elements, of which KV heads [0, ceil(n_heads/rep)) are read (past
+		// the row when n_heads is not a multiple of n_kv_heads); of a rank-2
+		// q, the first n_heads·head_dim elements, and as many of the first
 		// output (n_heads·(head_dim+2) for a split-KV partial, flags bit
-		// 1); otherwise along the caches' own rows, q and outputs whole.
+		// 1); of a rank-3 q, B = q.shape[0] sequences, each n_heads·head_dim
+		// elements of q and of the output, and each with its window in the
+		// caches k.shape[1] rows apart (V indexed as K). Otherwise along the
+		// caches' own rows, q and outputs whole.
 		start, ok1 := m.intParam(ps, path, "kv_start")
 		n, ok2 := m.extent(ps, path, "kv_len")
-		hd, heads, kvh, exact := headParams(ps), int64(0), int64(0), false
+		hd, heads, kvh, exact, seqs := headParams(ps), int64(0), int64(0), false, int64(0)
 		if len(inputs) > 0 && len(outputs) > 0 && hd > 0 {
-			if q, ok := lay(inputs[0]); ok && len(q.shape) != 3 {
+			if q, ok := lay(inputs[0]); ok && len(q.shape) > 0 {
 				heads, kvh = positive(ps, "n_heads"), positive(ps, "n_kv_heads")
 				exact = heads > 0 && kvh > 0
+				if len(q.shape) == 3 {
+					seqs = q.shape[0]
+				}
 			}
 		}
+		if exact && heads < kvh {
+			m.add(schedule.CodeValue, path+".params.n_heads", "n_heads = %d is below n_kv_heads = %d: AMK's kernel divides the head index by n_heads/n_kv_heads = 0", heads, kvh)
+			return reads, writes
+		}
+		// The elements a sequence's window spans: its rows but the last,
+		// and the last row's KV heads read.
+		var row, span int64
+		if exact {
+			rep := heads / kvh
+			row = satMul(kvh, hd)
+			span = satAdd(satMul(n-1, row), satMul((heads+rep-1)/rep, hd))
+		}
+		seqStride := int64(0) // elements between the sequences' caches, from K's shape
+		if exact && seqs > 0 && len(inputs) > 1 {
+			if k, ok := lay(inputs[1]); ok {
+				seqStride = row
+				if len(k.shape) >= 2 {
+					seqStride = satMul(k.shape[1], row)
+				}
+			}
+		}
+		qWidth := satMul(heads, hd)
 		for j, b := range inputs {
 			l, ok := lay(b)
 			switch {
@@ -437,27 +510,34 @@ func (m *mapper) footprint(reads, writes []schedule.Access, path, op string, inp
 				if !ok1 || !ok2 {
 					break
 				}
-				if exact {
-					row := satMul(kvh, hd)
-					reads = append(reads, elems(l, satMul(start, row), satMul(n, row), 1, 0))
-				} else {
+				switch {
+				case exact && seqs > 0:
+					reads = append(reads, elems(l, satMul(start, row), span, seqs, seqStride))
+				case exact:
+					reads = append(reads, elems(l, satMul(start, row), span, 1, 0))
+				default:
 					reads = append(reads, seqRows(l, start, n))
 				}
+			case j == 0 && exact && seqs > 0:
+				reads = append(reads, elems(l, 0, satMul(seqs, qWidth), 1, 0))
 			case j == 0 && exact:
-				reads = append(reads, elems(l, 0, satMul(heads, hd), 1, 0))
+				reads = append(reads, elems(l, 0, qWidth, 1, 0))
 			default:
 				readWhole(b)
 			}
 		}
 		for j, b := range outputs {
 			if l, ok := lay(b); ok && j == 0 && exact {
-				w := hd
-				if f := ps.get("flags"); f != nil {
+				w := qWidth
+				if f := ps.get("flags"); seqs == 0 && f != nil {
 					if v, ok := f.int64(); ok && v&2 != 0 {
-						w = hd + 2
+						w = satMul(heads, hd+2)
 					}
 				}
-				writes = append(writes, elems(l, 0, satMul(heads, w), 1, 0))
+				if seqs > 0 {
+					w = satMul(seqs, qWidth)
+				}
+				writes = append(writes, elems(l, 0, w, 1, 0))
 				continue
 			}
 			writeWhole(b)

@@ -122,6 +122,36 @@ func TestVerdicts(t *testing.T) {
 			verdict: verify.Safe,
 		},
 		{
+			// AMK's loader allocates F8 (and non-weight I4) buffers as
+			// float32, the width its element loops store.
+			name: "store width of an F8 activation", file: "unsafe/elem_width.json",
+			edit:    func(d map[string]any) { obj(d, "buffers", 1)["dtype"] = "F8E4M3" },
+			verdict: verify.Safe,
+		},
+		{
+			name: "store width of an I4 activation", file: "unsafe/elem_width.json",
+			edit:    func(d map[string]any) { obj(d, "buffers", 1)["dtype"] = "I4" },
+			verdict: verify.Safe,
+		},
+		{
+			name: "store width of a BOOL activation", file: "unsafe/elem_width.json",
+			edit:    func(d map[string]any) { obj(d, "buffers", 1)["dtype"] = "BOOL" },
+			verdict: verify.Unsafe, codes: []string{verify.CodeOutOfBounds},
+		},
+		{
+			// K = 63: the quantizer packs each of the 48 rows into 32 bytes,
+			// and each tile reads its rows' 32 bytes.
+			name: "quantized GEMV of odd K", file: "gemv_asym.json",
+			edit: func(d map[string]any) {
+				obj(d, "buffers", 0)["shape"] = []any{1, 63}
+				obj(d, "buffers", 1)["shape"] = []any{48, 63}
+				for i := range 3 {
+					obj(d, "tasks", i, "params")["K"] = 63
+				}
+			},
+			verdict: verify.Safe,
+		},
+		{
 			// AMK's GEMV kernel indexes its output as [M, N] by its first
 			// two axes: a [32] vector has none past its rank, so both tiles
 			// store every column to element 0.
@@ -155,6 +185,63 @@ func TestVerdicts(t *testing.T) {
 			verdict: verify.Safe,
 		},
 		{
+			// Three query heads over two KV heads: rep = 1, so head 2 reads
+			// KV head 2, past the last window row (1) into row 2, which is
+			// being appended.
+			name: "attention heads past the KV row", file: "unsafe/attention_stride.json",
+			edit:    attentionHeads(3),
+			verdict: verify.Unsafe, codes: []string{verify.CodeRaceRAW},
+		},
+		{
+			name: "attention heads that fit the KV row", file: "unsafe/attention_stride.json",
+			edit:    attentionHeads(4),
+			verdict: verify.Safe,
+		},
+		{
+			// A rank-3 q is two sequences of four heads; with n_kv_heads 4
+			// the kernel steps 16·32 elements from one sequence's cache to
+			// the next, past the [2, 16, 2, 8] caches.
+			name: "batched attention params beyond the caches", file: "batched.json",
+			edit: func(d map[string]any) {
+				obj(d, "buffers", 5)["shape"] = []any{2, 4, 8}
+				obj(d, "buffers", 7)["shape"] = []any{2, 32}
+				ps := obj(d, "tasks", 3, "params")
+				ps["n_heads"], ps["n_kv_heads"] = 4, 4
+			},
+			verdict: verify.Unsafe, codes: []string{verify.CodeOutOfBounds},
+		},
+		{
+			// The second GEMM tile reads weight rows [24, 48) of a 40-row W.
+			name: "GEMM tile past its weight rows", file: "batched.json",
+			edit:    func(d map[string]any) { obj(d, "buffers", 1)["shape"] = []any{40, 32} },
+			verdict: verify.Unsafe, codes: []string{verify.CodeOutOfBounds},
+		},
+		{
+			// The third int4 tile reads packed rows [32, 48) of 40.
+			name: "quantized GEMV tile past its packed rows", file: "gemv_asym.json",
+			edit:    func(d map[string]any) { obj(d, "buffers", 1)["shape"] = []any{40, 64} },
+			verdict: verify.Unsafe, codes: []string{verify.CodeOutOfBounds},
+		},
+		{
+			// group 32 gives K/group = 2 scales a row: a [48, 1] scale
+			// buffer holds half of them.
+			name: "quantized GEMV scales short of its groups", file: "gemv_asym.json",
+			edit:    func(d map[string]any) { obj(d, "buffers", 2)["shape"] = []any{48, 1} },
+			verdict: verify.Unsafe, codes: []string{verify.CodeOutOfBounds},
+		},
+		{
+			name: "quantized GEMV scales of one group", file: "gemv_asym.json",
+			edit: func(d map[string]any) {
+				obj(d, "buffers", 2)["shape"] = []any{48, 1}
+				obj(d, "buffers", 3)["shape"] = []any{48, 1}
+				for i := range 3 {
+					obj(d, "tasks", i, "params")["group"] = 64
+				}
+			},
+			verdict: verify.Safe,
+		},
+		{
+			// EMBED writes one table row per id: two ids into one row.		{
 			// EMBED writes one table row per id: two ids into one row.
 			name: "embedding of two ids into one row", file: "embed_rope.json",
 			edit:    func(d map[string]any) { obj(d, "buffers", 0)["shape"] = []any{2} },
@@ -226,5 +313,20 @@ func TestVerdicts(t *testing.T) {
 				t.Errorf("findings %v, want one of %v", codes, c.codes)
 			}
 		})
+	}
+}
+
+// attentionHeads edits unsafe/attention_stride.json to attend with heads
+// query heads over two KV heads: caches of [8, 2, 4] (rows of 8 elements),
+// one appended at row 2 while the attention reads rows [0, 2).
+func attentionHeads(heads int) func(map[string]any) {
+	return func(d map[string]any) {
+		obj(d, "buffers", 0)["shape"] = []any{1, 2, 4}
+		obj(d, "buffers", 1)["shape"] = []any{8, 2, 4}
+		obj(d, "buffers", 2)["shape"] = []any{heads, 4}
+		obj(d, "buffers", 3)["shape"] = []any{1, 4 * heads}
+		obj(d, "tasks", 0, "params")["pos"] = 2
+		ps := obj(d, "tasks", 1, "params")
+		ps["n_heads"], ps["n_kv_heads"] = heads, 2
 	}
 }
