@@ -139,10 +139,17 @@
 //     These are AMK's element loops (amk_load_f, amk_store_f), which take
 //     F16 and BF16 elements as 2 bytes and any other dtype as a 4-byte
 //     float whatever its width, and so do these footprints, KV_APPEND's,
-//     attention's and the tiles' x, W (unquantized) and bias reads: a
+//     attention's, the combine's, the argmax's and the tiles' x, W
+//     (unquantized) and bias reads: a
 //     buffer the loader stores 1 byte an element (I8, U8, BOOL) is read
 //     and written 4 bytes an element, and an access past its buffer is
 //     out-of-bounds.
+//   - ATTENTION_COMBINE, with positive integer head_dim and n_heads,
+//     reads n_heads·(head_dim+2) elements of each input (a split-KV
+//     partial) and writes n_heads·head_dim elements of its first output;
+//     SAMPLE_ARGMAX reads its logits (input 0) and writes one element of
+//     its first output per row of shape[-1] logits. Neither touches
+//     other operands.
 //   - Every other op reads all inputs and writes all outputs whole.
 //
 // A footprint outside its buffer, including a negative offset, is mapped

@@ -612,6 +612,44 @@ func (m *mapper) footprint(reads, writes []schedule.Access, path, op string, inp
 			}
 			writes = append(writes, elems(o, 0, satMul(ids.numel, row), 1, 0))
 		}
+	case "ATTENTION_COMBINE":
+		// inputs = the split-KV partials, each [n_heads, head_dim+2]
+		// ({acc | m | l} per head); with positive integer head_dim and
+		// n_heads, AMK's kernel reads n_heads·(head_dim+2) elements of
+		// every input and writes n_heads·head_dim of the first output
+		// only. Otherwise every operand whole.
+		hd, heads := headParams(ps), positive(ps, "n_heads")
+		if hd == 0 || heads == 0 || len(outputs) == 0 {
+			allWhole()
+			break
+		}
+		for _, b := range inputs {
+			if l, ok := lay(b); ok {
+				reads = append(reads, elems(l, 0, satMul(heads, hd+2), 1, 0))
+			}
+		}
+		if o, ok := lay(outputs[0]); ok {
+			writes = append(writes, elems(o, 0, satMul(heads, hd), 1, 0))
+		}
+	case "SAMPLE_ARGMAX":
+		// inputs = [logits]: AMK's kernel reads every element of its rows
+		// of V = shape[-1] and stores row r's argmax (as a float) to
+		// element r of the first output, for numel/V rows.
+		if len(inputs) == 0 || len(outputs) == 0 {
+			allWhole()
+			break
+		}
+		lg, ok1 := lay(inputs[0])
+		o, ok2 := lay(outputs[0])
+		if !ok1 || !ok2 {
+			break
+		}
+		rows := int64(1)
+		if len(lg.shape) > 0 {
+			rows = lg.numel / lg.shape[len(lg.shape)-1]
+		}
+		reads = append(reads, elems(lg, 0, lg.numel, 1, 0))
+		writes = append(writes, elems(o, 0, rows, 1, 0))
 	case "RMSNORM":
 		// rows of params.hidden elements of x (inputs[0]) and of the first
 		// output, as many as fit the output, with hidden elements of the

@@ -241,6 +241,34 @@ func TestVerdicts(t *testing.T) {
 			verdict: verify.Safe,
 		},
 		{
+			// The combine reads 5·18 elements of each [4, 18] partial.
+			name: "combine over more heads than its partials hold", file: "split_kv.json",
+			edit: func(d map[string]any) {
+				obj(d, "buffers", 12)["shape"] = []any{1, 80}
+				obj(d, "tasks", 9, "params")["n_heads"] = 5
+			},
+			verdict: verify.Unsafe, codes: []string{verify.CodeOutOfBounds},
+		},
+		{
+			// The combine writes the first 4·16 elements of a [1, 80] output.
+			name: "combine into a larger output", file: "split_kv.json",
+			edit:    func(d map[string]any) { obj(d, "buffers", 12)["shape"] = []any{1, 80} },
+			verdict: verify.Unsafe, codes: []string{verify.CodeOutputUnwritten},
+		},
+		{
+			name: "argmax of every logits row", file: "ir_spec.json",
+			edit: argmax(1, 1), verdict: verify.Safe,
+		},
+		{
+			// Two rows of logits give two ids, one past the output.
+			name: "argmax of more rows than ids", file: "ir_spec.json",
+			edit: argmax(2, 1), verdict: verify.Unsafe, codes: []string{verify.CodeOutOfBounds},
+		},
+		{
+			name: "argmax into more ids than rows", file: "ir_spec.json",
+			edit: argmax(1, 2), verdict: verify.Unsafe, codes: []string{verify.CodeOutputUnwritten},
+		},
+		{
 			// EMBED writes one table row per id: two ids into one row.		{
 			// EMBED writes one table row per id: two ids into one row.
 			name: "embedding of two ids into one row", file: "embed_rope.json",
@@ -328,5 +356,18 @@ func attentionHeads(heads int) func(map[string]any) {
 		obj(d, "tasks", 0, "params")["pos"] = 2
 		ps := obj(d, "tasks", 1, "params")
 		ps["n_heads"], ps["n_kv_heads"] = heads, 2
+	}
+}
+
+// argmax edits ir_spec.json to add a SAMPLE_ARGMAX over an input of rows
+// logits rows (of 16/rows) into an I32 output of ids elements.
+func argmax(rows, ids int) func(map[string]any) {
+	return func(d map[string]any) {
+		d["buffers"] = append(d["buffers"].([]any),
+			map[string]any{"id": 5, "name": "ids", "kind": "IO_OUTPUT", "dtype": "I32", "shape": []any{ids}, "space": "HBM"},
+			map[string]any{"id": 6, "name": "logits", "kind": "IO_INPUT", "dtype": "F16", "shape": []any{rows, 16 / rows}, "space": "HBM"})
+		d["counters"] = append(d["counters"].([]any), map[string]any{"id": 2, "init": 0})
+		d["tasks"] = append(d["tasks"].([]any), map[string]any{"id": 2, "op": "SAMPLE_ARGMAX", "inputs": []any{6}, "outputs": []any{5},
+			"out_counter": 2, "waits": []any{}, "params": map[string]any{}})
 	}
 }
