@@ -1,7 +1,10 @@
 package amk_test
 
 import (
+	"bytes"
 	"context"
+	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 
@@ -369,5 +372,38 @@ func argmax(rows, ids int) func(map[string]any) {
 		d["counters"] = append(d["counters"].([]any), map[string]any{"id": 2, "init": 0})
 		d["tasks"] = append(d["tasks"].([]any), map[string]any{"id": 2, "op": "SAMPLE_ARGMAX", "inputs": []any{6}, "outputs": []any{5},
 			"out_counter": 2, "waits": []any{}, "params": map[string]any{}})
+	}
+}
+
+// TestAMKLowerings verifies programs written by AMK's own lower() and
+// to_json() (scripts/amk/lowerings.py at RightNow-AI/AutoMegaKernel
+// a514bbc): batched decode with GEMM tiles, int4 asymmetric and int8
+// symmetric weight-only quantized GEMV tiles, split-KV attention with its
+// combine. Each is safe, and each holds the ops it was chosen for.
+func TestAMKLowerings(t *testing.T) {
+	for file, op := range map[string]string{
+		"b4-l1-h64-t64-p7.json":     `"GEMM_TILE"`,
+		"q4ag32-l1-h64-t64-p7.json": `"qdtype": 7`,
+		"q8sg64-l1-h64-t64-p3.json": `"qdtype": 6`,
+		"s4-l1-h64-p40-m4.json":     `"ATTENTION_COMBINE"`,
+	} {
+		data, err := os.ReadFile(filepath.Join("testdata", "lowered", file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Contains(data, []byte(op)) {
+			t.Errorf("%s holds no %s", file, op)
+		}
+		p, err := amk.Unmarshal(data)
+		if err != nil {
+			t.Fatalf("%s: %v", file, err)
+		}
+		r, err := verify.Run(context.Background(), p, verify.Config{Sanity: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Verdict != verify.Safe {
+			t.Errorf("%s: %v, findings %v", file, r.Verdict, r.Findings)
+		}
 	}
 }
