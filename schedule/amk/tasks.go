@@ -369,6 +369,14 @@ func (m *mapper) tileReads(reads []schedule.Access, op string, ps params, inputs
 	return reads
 }
 
+// firstIO is the layouts of a task's first input and first output (both
+// there), false when either is malformed.
+func (m *mapper) firstIO(inputs, outputs []int) (layout, layout, bool) {
+	in, ok1 := m.lay(inputs[0])
+	out, ok2 := m.lay(outputs[0])
+	return in, out, ok1 && ok2
+}
+
 // lay is the layout of buffer b, false when it is malformed.
 func (m *mapper) lay(b int) (layout, bool) {
 	l := m.layouts[b]
@@ -575,9 +583,8 @@ func (m *mapper) footprint(reads, writes []schedule.Access, path, op string, inp
 			allWhole()
 			break
 		}
-		x, ok1 := lay(inputs[0])
-		o, ok2 := lay(outputs[0])
-		if !ok1 || !ok2 {
+		x, o, ok := m.firstIO(inputs, outputs)
+		if !ok {
 			break
 		}
 		vecs, run := x.numel/hd, hd/2*2
@@ -639,9 +646,8 @@ func (m *mapper) footprint(reads, writes []schedule.Access, path, op string, inp
 			allWhole()
 			break
 		}
-		lg, ok1 := lay(inputs[0])
-		o, ok2 := lay(outputs[0])
-		if !ok1 || !ok2 {
+		lg, o, ok := m.firstIO(inputs, outputs)
+		if !ok {
 			break
 		}
 		rows := int64(1)
