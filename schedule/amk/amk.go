@@ -424,7 +424,7 @@ func (m *mapper) size(i int, bits int64, shape []int64, numel int64, ok bool, pa
 		return
 	}
 	bits = storageBits(bits, m.p.Buffers[i].Kind)
-	if numel > maxBufferBytes*8/bits {
+	if tooLarge(bits, shape, numel) {
 		m.add(schedule.CodeSize, path+".shape", "buffer of %d elements exceeds %d bytes", numel, int64(maxBufferBytes))
 		return
 	}

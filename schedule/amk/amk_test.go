@@ -420,6 +420,10 @@ func TestInvalid(t *testing.T) {
 		}, schedule.CodeLimit, "$.tasks[1].waits"},
 		{"rank 5", "ir_spec.json", func(d map[string]any) { obj(d, "buffers", 0)["shape"] = []any{1, 1, 1, 1, 16} }, schedule.CodeLimit, "$.buffers[0].shape"},
 		{"zero dimension", "ir_spec.json", func(d map[string]any) { obj(d, "buffers", 0)["shape"] = []any{1, 0} }, schedule.CodeSize, "$.buffers[0].shape[1]"},
+		{"huge packed weight", "gemv_asym.json", func(d map[string]any) {
+			// 2^57 I4 elements in rows of one: a byte each, 2^57 bytes.
+			obj(d, "buffers", 1)["shape"] = []any{1 << 57, 1}
+		}, schedule.CodeSize, "$.buffers[1].shape"},
 		{"huge buffer", "ir_spec.json", func(d map[string]any) {
 			obj(d, "buffers", 0)["shape"] = []any{1 << 30, 1 << 30, 1 << 30}
 		}, schedule.CodeSize, "$.buffers[0].shape"},

@@ -5,7 +5,7 @@ import "github.com/megaproof/megaproof/schedule"
 // dtypeBits is the width in bits of an element of each AMK DType, by its
 // serialized name, as AMK's GPU loader stores it: the itemsize of the torch
 // dtype of its table (F32, F16, BF16, I32, I8, U8, BOOL), and float32 for
-// F8E4M3 and F8E5M2, which the table lacks. I4 is 4 here: see [storage].
+// F8E4M3 and F8E5M2, which the table lacks. I4 is 4 here: see [storageBits].
 var dtypeBits = map[string]int64{
 	"F32": 32, "F16": 16, "BF16": 16, "F8E4M3": 32, "F8E5M2": 32,
 	"I32": 32, "I8": 8, "I4": 4, "U8": 8, "BOOL": 8,
@@ -32,6 +32,13 @@ func storageSize(bits int64, shape []int64, numel int64) uint64 {
 	}
 	last := shape[len(shape)-1]
 	return uint64(numel / last * ((last + 1) / 2))
+}
+
+// tooLarge reports whether a buffer of numel elements of the given shape
+// and storage width bits exceeds maxBufferBytes (the first test keeps the
+// second's product inside int64).
+func tooLarge(bits int64, shape []int64, numel int64) bool {
+	return numel > maxBufferBytes*8/bits || storageSize(bits, shape, numel) > maxBufferBytes
 }
 
 // kinds maps AMK BufferKind names to megaproof buffer kinds.

@@ -570,7 +570,7 @@ func (d *decoder) finishBuffer(i int, bf *bufFields) bool {
 		}
 		numel *= x
 	}
-	if numel > maxBufferBytes*8/bits {
+	if tooLarge(bits, d.shape, numel) {
 		return false
 	}
 	m.bufByID.put(id, i)

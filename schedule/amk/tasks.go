@@ -518,32 +518,25 @@ func (m *mapper) footprint(reads, writes []schedule.Access, path, op string, inp
 				if !ok1 || !ok2 {
 					break
 				}
-				switch {
-				case exact && seqs > 0:
-					reads = append(reads, elems(l, satMul(start, row), span, seqs, seqStride))
-				case exact:
-					reads = append(reads, elems(l, satMul(start, row), span, 1, 0))
-				default:
+				if exact {
+					reads = append(reads, elems(l, satMul(start, row), span, max(seqs, 1), seqStride))
+				} else {
 					reads = append(reads, seqRows(l, start, n))
 				}
-			case j == 0 && exact && seqs > 0:
-				reads = append(reads, elems(l, 0, satMul(seqs, qWidth), 1, 0))
 			case j == 0 && exact:
-				reads = append(reads, elems(l, 0, qWidth, 1, 0))
+				reads = append(reads, elems(l, 0, satMul(max(seqs, 1), qWidth), 1, 0))
 			default:
 				readWhole(b)
 			}
 		}
 		for j, b := range outputs {
 			if l, ok := lay(b); ok && j == 0 && exact {
-				w := qWidth
+				// A split-KV partial (flags bit 1) is single-sequence only.
+				w := satMul(max(seqs, 1), qWidth)
 				if f := ps.get("flags"); seqs == 0 && f != nil {
 					if v, ok := f.int64(); ok && v&2 != 0 {
 						w = satMul(heads, hd+2)
 					}
-				}
-				if seqs > 0 {
-					w = satMul(seqs, qWidth)
 				}
 				writes = append(writes, elems(l, 0, w, 1, 0))
 				continue
