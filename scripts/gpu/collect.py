@@ -9,7 +9,7 @@ Usage: python3 scripts/gpu/collect.py DIR... > docs/gpu/decode-h200.json
    docs/gpu/h200-2026-12-01f/n2 docs/gpu/h200-2026-12-01f/n3
    docs/gpu/h200-2026-12-01g/p1 ... docs/gpu/h200-2026-12-01g/p5
    docs/gpu/h200-2026-12-02d/sweep docs/gpu/h200-2026-12-02d/prefetch
-   docs/gpu/h200-2026-12-02d/x1)
+   docs/gpu/h200-2026-12-02d/x1 docs/gpu/h200-2026-12-02f/s1)
 
 A folder may hold decode.json (TestGPULlamaDecode, one object per model,
 strategy and init), decode-batch.json (TestGPULlamaDecodeBatch: B sequences
@@ -209,7 +209,7 @@ for c in calls:
         name, ms, bcall, same, measured = baseline(c, b["Model"], b["Batch"], b["Pos"])
         ck = correctness(b["Model"], b["Batch"], family(b["Strategy"]))
         fl = floor_ms[b["Model"]] if b["Batch"] == 1 else None
-        out.append({
+        row = {
             "kind": "timed", "call": c["call"], "model": b["Model"], "strategy": b["Strategy"], "tile": b["Tile"], "prefetch_bytes": b["PrefetchBytes"],
             "threads": b["Threads"], "batch": b["Batch"], "pos": b["Pos"], "tasks": b["Tasks"],
             "tokens_match": ck.get("tokens_match"), "logits_max_abs_err": ck.get("logits_max_abs_err"),
@@ -227,7 +227,11 @@ for c in calls:
             "ratio_to_baseline": (b["MedianMS"] / ms) if ms else None,
             "weight_floor_ms": fl, "ratio_to_weight_floor": b["MedianMS"] / fl if fl else None,
             "target_ms": target_ms[b["Model"]] if b["Batch"] == 1 and b["Pos"] == 1024 else None,
-        })
+        }
+        if "NoStaging" in b:
+            # attention's K and V rows staged in shared memory or read in place
+            row["staging"] = not b["NoStaging"]
+        out.append(row)
 doc = {
     "environment": {
         "gpu": "NVIDIA H200 (132 SMs, sm_90), driver 580.159.04, CUDA 13.0; torch 2.11.0+cu130, transformers 5.17.0",
