@@ -229,7 +229,7 @@ const (
 	attrSharedOptin     = 97
 	funcMaxDynShared    = 8
 	errCoopTooLarge     = 720
-	paramWords          = 22
+	paramWords          = 21
 	statusWords         = 8
 	defaultNVRTCLibrary = "libnvrtc.so"
 	dynReserve          = 40 << 10 // static shared memory of the kernel, rounded up
@@ -255,8 +255,6 @@ type Device struct {
 	closed  bool
 	// pads caches padding's answers (occupancy queries cost driver calls).
 	pads map[padKey][2]int
-	// occ caches occupancy's answers, by threads and dynamic shared memory.
-	occ map[[2]int]int
 }
 
 type padKey struct {
@@ -687,7 +685,7 @@ func (d *Device) newSessionOn(e *Encoded, heap C.CUdeviceptr) (*session, error) 
 		uint64(s.heap), uint64(ins), uint64(streams), uint64(tasks), uint64(accs),
 		uint64(s.ctr), uint64(s.bar), uint64(s.sm), uint64(s.claim), uint64(dyninfo),
 		uint64(s.ctl), uint64(s.status), uint64(s.perm),
-		uint64(e.Workers), uint64(len(e.dyninfo)), 0, 0, 0, uint64(e.Steps), 0, 0, 0,
+		uint64(e.Workers), uint64(len(e.dyninfo)), 0, 0, 0, uint64(e.Steps), 0, 0,
 	}
 	ok = true
 	return s, nil
@@ -778,41 +776,6 @@ func (d *Device) padding(threads, perSM int, free bool) (int, int) {
 	}
 	d.pads[k] = [2]int{smem, n}
 	return smem, n
-}
-
-// staging returns the dynamic shared memory to launch with and how much of
-// it attention bodies may stage their K and V rows in (Params.stage): the
-// padding's smem, raised to what the program's largest attention task
-// stages where that keeps perSM blocks resident (a raise never lowers the
-// residency the padding gives), and all of it for staging unless
-// opt.NoStaging.
-func (d *Device) staging(e *Encoded, opt Options, threads, smem, perSM int) (int, uint64) {
-	if opt.NoStaging || e.stage == 0 {
-		return smem, 0
-	}
-	need := min(e.stage, d.smemMax-dynReserve)
-	if need > smem && d.occupancy(threads, need) >= max(perSM, 1) {
-		smem = need
-	}
-	return smem, uint64(smem)
-}
-
-// occupancy returns how many blocks of threads threads with smem bytes of
-// dynamic shared memory the interpreter kernel keeps resident per SM.
-func (d *Device) occupancy(threads, smem int) int {
-	k := [2]int{threads, smem}
-	if n, ok := d.occ[k]; ok {
-		return n
-	}
-	var n C.int
-	if C.mp_occupancy(&n, d.interp, C.int(threads), C.size_t(smem)) != 0 {
-		n = 0
-	}
-	if d.occ == nil {
-		d.occ = map[[2]int]int{}
-	}
-	d.occ[k] = int(n)
-	return int(n)
 }
 
 func (d *Device) padQuery(threads, perSM int, free bool) (int, int) {
@@ -915,7 +878,6 @@ func (d *Device) launch(s *session, opt Options, t0 time.Time, download bool, io
 		return nil, err
 	}
 	params := s.params
-	smem, params[21] = d.staging(e, opt, threads, smem, perSM)
 	r := C.mp_launch(d.interp, C.uint(e.Workers), C.uint(threads), C.uint(smem), d.stream, unsafe.Pointer(&params[0]), cc, 0, 0)
 	if r == errCoopTooLarge {
 		return nil, fmt.Errorf("%w: %d workers, %d blocks per SM × %d SMs resident: %v", ErrOccupancy, e.Workers, perSM, d.info.SMs, &cuError{"cuLaunchCooperativeKernel", r})

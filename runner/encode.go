@@ -24,11 +24,6 @@ const (
 // Words per task record and per access record in the encoded tables.
 const (
 	taskWords = 9 + numArgs // op, seed, k, c, reads, #reads, writes, #writes, args, prefetch mask
-	// maxStage is the most shared memory an attention task's K and V
-	// rows may take to be staged: dynamic shared memory beyond it would
-	// leave too little of the SM's unified L1 to the other bodies (the
-	// GEMVs read x through L1). A larger task reads its rows in place.
-	maxStage = 160 << 10
 	// prefetchMin is the smallest read a numeric task's prefetch mask
 	// names: smaller ones are not worth a prefetch.
 	prefetchMin = 2048
@@ -66,7 +61,6 @@ type Encoded struct {
 	ins      []uint64 // 2 words per instruction
 	streams  []uint32 // Threads+1 offsets into ins (in instructions)
 	dyninfo  []uint32 // per dynamic task: guard length | simple<<31
-	stage    int      // shared memory bytes that stage the K and V rows of the largest attention task
 	tasks    []uint64 // taskWords per task
 	accs     []uint64 // accessWords per access
 	bodies   []body   // per task, for the CPU reference
@@ -178,13 +172,6 @@ func encode(p *schedule.Program, bodyOp string) (*Encoded, error) {
 			}
 			if overlaps(spans(bd.reads), spans(bd.writes)) {
 				return nil, opError(t.Name, "op %q writes bytes it reads", opName)
-			}
-			if code == opCodeAttention || code == opCodeAttnPartial {
-				// args: batch, head_dim D, rows n: n rows of D bf16 of K
-				// and of V.
-				if b := 4 * bd.args[1] * bd.args[2]; b <= maxStage {
-					e.stage = max(e.stage, int(b))
-				}
 			}
 		}
 		switch code {

@@ -489,7 +489,7 @@ func (r *openedRef) config(sname string, batch int) (llamagen.Config, Options, e
 		return cfg, Options{}, err
 	}
 	cfg.AutoTile = autoTile()
-	opt := Options{Init: LlamaSource(r.tensors), BlockThreads: blockThreads(), Timeout: 5 * time.Second, PrefetchBytes: prefetchBytes(), NoStaging: os.Getenv("MEGAPROOF_STAGE") == "0"}
+	opt := Options{Init: LlamaSource(r.tensors), BlockThreads: blockThreads(), Timeout: 5 * time.Second, PrefetchBytes: prefetchBytes()}
 	return cfg, opt, nil
 }
 
@@ -654,7 +654,6 @@ type BenchResult struct {
 	Model, Strategy   string
 	Tile              string // "auto" (llamagen's AutoTile) or the fixed tile
 	PrefetchBytes     int    // the L2 prefetch budget (0: off)
-	NoStaging         bool   // attention read K and V in place (Options.NoStaging)
 	Threads           int    // threads per block
 	Batch, Pos, Tasks int
 	Steps             int     // timed steps (positions Pos+2 ...)
@@ -710,7 +709,7 @@ func TestGPULlamaBench(t *testing.T) {
 					t.Logf("%s %s batch %d: not fused (batch × hidden %d > %d)", name, sname, batch, batch*m.Hidden, llamagen.FusedNormElems)
 					continue
 				}
-				opt := Options{Init: LlamaSource(SeededTensors{Seed: 1, Untied: !m.Tied}), BlockThreads: blockThreads(), Timeout: 5 * time.Second, PrefetchBytes: prefetchBytes(), NoStaging: os.Getenv("MEGAPROOF_STAGE") == "0"}
+				opt := Options{Init: LlamaSource(SeededTensors{Seed: 1, Untied: !m.Tied}), BlockThreads: blockThreads(), Timeout: 5 * time.Second, PrefetchBytes: prefetchBytes()}
 				var heap *Resident
 				var resident time.Duration
 				for _, pos := range envInts(t, "MEGAPROOF_BENCH_POS", "128,1024,4096") {
@@ -763,7 +762,7 @@ func TestGPULlamaBench(t *testing.T) {
 					if cfg.AutoTile {
 						tileName = "auto"
 					}
-					r := BenchResult{Model: name, Strategy: sname, Tile: tileName, PrefetchBytes: opt.prefetch(), NoStaging: opt.NoStaging, Threads: opt.threads(), VerifyMS: verifyMS, LoadSeconds: load.Seconds(),
+					r := BenchResult{Model: name, Strategy: sname, Tile: tileName, PrefetchBytes: opt.prefetch(), Threads: opt.threads(), VerifyMS: verifyMS, LoadSeconds: load.Seconds(),
 						Batch: batch, Pos: pos, Tasks: len(encs[0].prog.Tasks), Steps: timed,
 						ColdMS: res[0].Wall.Seconds() * 1e3, WarmMS: res[1].Wall.Seconds() * 1e3,
 						MedianMS: wall[len(wall)/2], P10MS: wall[len(wall)/10], P90MS: wall[len(wall)*9/10], MaxMS: wall[len(wall)-1],
@@ -788,8 +787,8 @@ func TestGPULlamaBench(t *testing.T) {
 						}
 						r.NopKernelMS = medianF(nk)
 					}
-					t.Logf("%s %s tile %s prefetch %d staging %v b%d p%d (%d tasks): per token median %.3f ms [p10 %.3f, p90 %.3f, max %.3f], kernel %.3f ms (nop bodies %.3f); cold %.3f ms, warm %.3f ms; prepare %.1f s, verify %.0f ms, load %.2f s",
-						name, sname, r.Tile, r.PrefetchBytes, !r.NoStaging, batch, pos, r.Tasks, r.MedianMS, r.P10MS, r.P90MS, r.MaxMS, r.KernelMedianMS, r.NopKernelMS, r.ColdMS, r.WarmMS, r.PrepareSeconds, r.VerifyMS, r.LoadSeconds)
+					t.Logf("%s %s tile %s prefetch %d b%d p%d (%d tasks): per token median %.3f ms [p10 %.3f, p90 %.3f, max %.3f], kernel %.3f ms (nop bodies %.3f); cold %.3f ms, warm %.3f ms; prepare %.1f s, verify %.0f ms, load %.2f s",
+						name, sname, r.Tile, r.PrefetchBytes, batch, pos, r.Tasks, r.MedianMS, r.P10MS, r.P90MS, r.MaxMS, r.KernelMedianMS, r.NopKernelMS, r.ColdMS, r.WarmMS, r.PrepareSeconds, r.VerifyMS, r.LoadSeconds)
 					for _, e := range encs {
 						heap.Forget(e)
 					}
@@ -813,7 +812,7 @@ type ProfileKind struct {
 	BodyMeanUS, BodyMaxUS float64
 	BodySumUS             float64
 	WaitMeanUS            float64
-	ReadBytesMean         float64
+	ReadBytesMean         float64 // declared reads of weights and state (an embed declares its whole table)
 	GBPerSecond           float64 // mean read bytes over mean body time
 	CriticalMeanUS        float64 // per layer: end of the kind's last task minus end of the previous kind's
 }
@@ -853,7 +852,7 @@ func TestGPULlamaProfile(t *testing.T) {
 			if err := strategyConfig(&cfg, sname); err != nil {
 				t.Fatal(err)
 			}
-			opt := Options{Init: LlamaSource(SeededTensors{Seed: 1, Untied: !m.Tied}), BlockThreads: blockThreads(), Timeout: 5 * time.Second, PrefetchBytes: prefetchBytes(), NoStaging: os.Getenv("MEGAPROOF_STAGE") == "0"}
+			opt := Options{Init: LlamaSource(SeededTensors{Seed: 1, Untied: !m.Tied}), BlockThreads: blockThreads(), Timeout: 5 * time.Second, PrefetchBytes: prefetchBytes()}
 			all, err := prepareSteps(cfg, pos+3, opt, pos)
 			if err != nil {
 				t.Fatal(err)
@@ -920,7 +919,13 @@ func profile(e *Encoded, out *Outcome) ProfileResult {
 		a.n++
 		a.sum += body
 		a.max = max(a.max, body)
-		a.wait += float64(tt.Start-tt.Wait) / 1e3
+		// A task with no sync steps before its body (the first of a
+		// queue) has no wait stamp.
+		wait := tt.Start
+		if tt.Wait > 0 && tt.Wait <= tt.Start {
+			wait = tt.Wait
+		}
+		a.wait += float64(tt.Start-wait) / 1e3
 		for _, rd := range task.Reads {
 			k := p.Buffers[rd.Buffer].Kind
 			if k == schedule.KindWeight || k == schedule.KindState {
@@ -928,7 +933,7 @@ func profile(e *Encoded, out *Outcome) ProfileResult {
 			}
 		}
 		busy += body
-		t0, t1 = min(t0, tt.Wait), max(t1, tt.End)
+		t0, t1 = min(t0, wait), max(t1, tt.End)
 		layer := -1
 		if strings.HasPrefix(task.Name, "L") {
 			fmt.Sscanf(task.Name, "L%d.", &layer)
@@ -959,10 +964,12 @@ func profile(e *Encoded, out *Outcome) ProfileResult {
 		}
 		for _, k := range ks {
 			if prev > 0 {
-				aggs[k].crit += float64(ends[k]-prev) / 1e3
+				// A kind whose last task ends before the previous layer's
+				// last end overlaps that layer and holds none of the path.
+				aggs[k].crit += float64(max(ends[k]-prev, 0)) / 1e3
 				aggs[k].layers++
 			}
-			prev = ends[k]
+			prev = max(prev, ends[k])
 		}
 	}
 	for _, k := range order {

@@ -41,7 +41,6 @@ struct Params {
   u64 nworkers, ndyn, timeout_ns, max_delay_ns, seed, nins;
   u64 pf_bytes;    // L2 prefetch budget per unmet wait (0: off)
   u64 *trace;      // 0, or 4 words per task: wait start, body start, body end, worker
-  u64 stage;       // dynamic shared memory bytes attention may stage K and V rows in (0: none)
 };
 
 // One encoded instruction (see runner/encode.go), read as one 16-byte word.
@@ -677,7 +676,7 @@ extern "C" __global__ void __launch_bounds__(512, 1) mp_interp(Params Pv) {
   // memory keeps them out of local memory (which acquires invalidate in L1).
   __shared__ Blk B;
   __shared__ Params P;
-  if (threadIdx.x == 0) P = Pv, s_stage_bytes = Pv.stage;
+  if (threadIdx.x == 0) P = Pv;
   __syncthreads();
   u32 worker = P.perm[blockIdx.x];
   if (threadIdx.x == 0) {
@@ -728,7 +727,7 @@ extern "C" __global__ void __launch_bounds__(512, 1) mp_interp(Params Pv) {
 extern "C" __global__ void __launch_bounds__(1024) mp_task(Params Pv, u32 t) {
   __shared__ Blk B;
   __shared__ Params P;
-  if (threadIdx.x == 0) P = Pv, B.staged = 0xffffffffu, s_stage_bytes = 0; // launched without dynamic shared memory
+  if (threadIdx.x == 0) P = Pv, B.staged = 0xffffffffu;
   __syncthreads();
   run_body(P, B, t);
 }

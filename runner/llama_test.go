@@ -671,32 +671,3 @@ func TestLlamaSourceSafetensors(t *testing.T) {
 		t.Errorf("missing tensor: err = %v", err)
 	}
 }
-
-// Encode sizes attention's shared-memory staging by its largest task: the
-// K and V rows (bf16) of the longest window a task reads, split-KV chunks
-// or whole windows, and nothing for a program without attention.
-func TestEncodeStage(t *testing.T) {
-	for _, c := range []struct {
-		splits, pos, rows int
-	}{{1, 0, 1}, {1, 9, 10}, {2, 9, 5}, {4, 9, 3}} {
-		p, err := llamagen.Generate(tinyConfig(llamagen.RoundRobin, c.splits, c.pos, 1))
-		if err != nil {
-			t.Fatal(err)
-		}
-		e, err := Encode(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if want := 4 * c.rows * tinyModel.HeadDim; e.stage != want {
-			t.Errorf("splits %d, pos %d: stage %d bytes, want %d (%d rows)", c.splits, c.pos, e.stage, want, c.rows)
-		}
-	}
-	p, err := schedule.Unmarshal([]byte(`{"format":"megaproof/v1","launch":{"sms":1,"workers":1},"buffers":[{"name":"b","size":64,"kind":"scratch"}],
-		"tasks":[{"name":"t","worker":0,"op":"fill","writes":[{"buffer":"b","length":64}]}]}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if e, err := Encode(p); err != nil || e.stage != 0 {
-		t.Errorf("byte program: stage %v, %v; want 0", e, err)
-	}
-}

@@ -89,14 +89,6 @@ type Options struct {
 	// docs/GPU.md), so it is opt-in; DefaultPrefetchBytes is the budget
 	// that was measured.
 	PrefetchBytes int
-	// NoStaging turns off the staging of attention's K and V rows in
-	// shared memory: by default an attention or attn_partial body whose
-	// rows take at most 160 KiB copies them into the block's dynamic
-	// shared memory (cp.async, all of them in flight at once) and reads
-	// them there.
-	// It reads the same bytes at the same point of its task, so it cannot
-	// change a result; the option is for measuring it.
-	NoStaging bool
 	// Trace records, per task with a body, when its worker began the sync
 	// steps before it, when the body started and when it ended
 	// (%globaltimer, ns), into Outcome.Trace. It adds two timer reads per

@@ -60,34 +60,6 @@ __shared__ int s_redi[33];
 // runner.MaxNormElems bf16.
 __shared__ __align__(16) float s_att[ATT_WARPS * ATT_MAXD];
 __shared__ float s_ml[2 * ATT_WARPS];
-// s_stage is the kernel's dynamic shared memory: attention bodies copy the
-// K and V rows they read into its first s_stage_bytes bytes (Params.stage;
-// 0: no staging) and read them there.
-extern __shared__ __align__(16) u8 s_stage[];
-__shared__ u64 s_stage_bytes;
-
-// smem_u32 is the shared-space address of p, a pointer into shared memory.
-__device__ __forceinline__ u32 smem_u32(const void *p) {
-  u64 a;
-  asm("cvta.to.shared.u64 %0, %1;" : "=l"(a) : "l"((u64)p));
-  return (u32)a;
-}
-
-// copy16 copies the 16 bytes at global address src to shared address dst:
-// cp.async (through L2, no registers) from sm_80 on, a load and a store
-// before. cp_wait waits for the thread's copies.
-__device__ __forceinline__ void copy16(u32 dst, const u8 *src, u8 *dstp) {
-#if __CUDA_ARCH__ >= 800
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(dst), "l"(src) : "memory");
-#else
-  *(uint4 *)dstp = *(const uint4 *)src;
-#endif
-}
-__device__ __forceinline__ void cp_wait() {
-#if __CUDA_ARCH__ >= 800
-  asm volatile("cp.async.wait_all;" ::: "memory");
-#endif
-}
 
 // block_sum returns the block-wide sum of v to every thread. The warps'
 // partial sums are added in warp order by every thread, so the result is

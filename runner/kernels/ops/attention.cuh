@@ -5,9 +5,7 @@
 // flight per lane), the KC scores reduced across the warp side by side,
 // and the online softmax (max, sum, output) updated once per chunk; lane
 // l holds dims [l·E, (l+1)·E) with E = D/32. The block then merges the
-// warps' states. Where the launch gives enough dynamic shared memory
-// (Params.stage) for a row's K and V rows, the block first copies them
-// there (cp.async, all in flight at once) and the warps read them there.
+// warps' states.
 
 // ld_e loads E consecutive bf16 from p as fp32, as one vector load where
 // E is 2, 4 or 8.
@@ -70,20 +68,7 @@ __device__ void op_attn_e(const u64 *T, const u64 *R, const u64 *W, u8 *H) {
   for (u64 b = 0; b < B; b++) {
     const u64 qa = row_addr(ACC(R, 0), b, 2 * D);
     const u64 ka = row_addr(ACC(R, 1), b, 2 * n * D), va = row_addr(ACC(R, 2), b, 2 * n * D);
-    // Staging: where the K and V rows fit s_stage, the block copies them
-    // there first, every copy in flight at once, and the warps read them
-    // there; the loop below is the same either way.
     const u8 *kb = H + ka, *vb = H + va;
-    if (4 * n * D <= s_stage_bytes && (ka | va | 2 * n * D) % 16 == 0) {
-      const u32 sk = smem_u32(s_stage), chunks = (u32)(2 * n * D / 16);
-      for (u32 i = threadIdx.x; i < chunks; i += blockDim.x) {
-        copy16(sk + 16 * i, kb + 16 * (u64)i, s_stage + 16 * (u64)i);
-        copy16(sk + 16 * (chunks + i), vb + 16 * (u64)i, s_stage + 16 * (u64)(chunks + i));
-      }
-      cp_wait();
-      __syncthreads();
-      kb = s_stage, vb = s_stage + 2 * n * D;
-    }
     float m = neg_inf(), l = 0.f, o[E], q[E];
 #pragma unroll
     for (int e = 0; e < E; e++) o[e] = 0.f;
@@ -158,7 +143,7 @@ __device__ void op_attn_e(const u64 *T, const u64 *R, const u64 *W, u8 *H) {
 // lanes keeps its own online softmax state, merged within the warp by
 // shuffles and across the warps as op_attn_e merges them. It takes about a
 // third of op_attn_e's instructions per key. q, K and V rows must be
-// 16-byte aligned; K and V are staged as op_attn_e stages them.
+// 16-byte aligned.
 template <bool PARTIAL, int G, int U>
 __device__ void op_attn_v(const u64 *T, const u64 *R, const u64 *W, u8 *H) {
   const u64 B = T[TASK_ARG0], D = T[TASK_ARG0 + 1], n = T[TASK_ARG0 + 2];
@@ -172,16 +157,6 @@ __device__ void op_attn_v(const u64 *T, const u64 *R, const u64 *W, u8 *H) {
     const u64 qa = row_addr(ACC(R, 0), b, 2 * D);
     const u64 ka = row_addr(ACC(R, 1), b, 2 * n * D), va = row_addr(ACC(R, 2), b, 2 * n * D);
     const u8 *kb = H + ka, *vb = H + va;
-    if (4 * n * D <= s_stage_bytes) {
-      const u32 sk = smem_u32(s_stage), chunks = (u32)(2 * n * D / 16);
-      for (u32 i = threadIdx.x; i < chunks; i += blockDim.x) {
-        copy16(sk + 16 * i, kb + 16 * (u64)i, s_stage + 16 * (u64)i);
-        copy16(sk + 16 * (chunks + i), vb + 16 * (u64)i, s_stage + 16 * (u64)(chunks + i));
-      }
-      cp_wait();
-      __syncthreads();
-      kb = s_stage, vb = s_stage + 2 * n * D;
-    }
     // m starts finite: a key group may see no key in a round (the rounds
     // are the warp's, for its shuffles), and exp(m - max) must stay 0 or 1.
     float m = -1e30f, l = 0.f, o[8], q[8];

@@ -1,19 +1,19 @@
 #!/bin/bash
-# One device call for attention's K/V staging in shared memory (docs/GPU.md): the kernel image's
-# registers and stack, per-op checks, the byte programs, the rolled-head references of the three
-# models (made by PyTorch while NVRTC compiles the kernel), decode checks at batch 1, timed runs
-# with staging off (MEGAPROOF_STAGE=0) and on, alternated, and traces of Llama-3.2-1B both ways.
+# One device call for a change to the kernel (docs/GPU.md): the kernel image's registers and stack,
+# per-op checks, the byte programs, the rolled-head references of the three models (made by PyTorch
+# while NVRTC compiles the kernel), decode checks at batch 1, REPS timed runs of every model and
+# strategy, and traces of Llama-3.2-1B.
 # From the repository root on the GPU machine, with the test binary built here (Go is not there):
 #   go test -c -o .gpu/runner.test ./runner
-#   OUT=/some/dir bash scripts/gpu/stage_h200.sh
+#   OUT=/some/dir bash scripts/gpu/kernel_h200.sh
 # Knobs: LIMIT (seconds: later stages are left out past it), STRATEGIES (timed), POS (1024), REPS
-# (off/on pairs, 1), DECODE_STRATEGIES, MODELS, BENCH_MODELS, PROFILE (1). Files in $OUT: log.txt,
-# env.txt, resource.txt, decode.json, bench.json (every run, with its rep), profile.json.
+# (2), DECODE_STRATEGIES, MODELS, BENCH_MODELS, PROFILE (1). Files in $OUT: log.txt, env.txt,
+# resource.txt, decode.json, bench.json (every run, with its rep), profile.json.
 set -u
 S=$PWD/.gpu; L=$OUT/log.txt
 MODELS=${MODELS:-smollm2-135m,llama-3.2-1b,llama-3-8b}
 BENCH_MODELS=${BENCH_MODELS:-llama-3.2-1b,llama-3-8b,smollm2-135m}
-STRATEGIES=${STRATEGIES:-fused-split8c256,fused-split2}; POS=${POS:-1024}; REPS=${REPS:-1}; LIMIT=${LIMIT:-540}
+STRATEGIES=${STRATEGIES:-fused-split8c256,fused-split2}; POS=${POS:-1024}; REPS=${REPS:-2}; LIMIT=${LIMIT:-540}
 DECODE_STRATEGIES=${DECODE_STRATEGIES:-fused-split8c256,fused-split2}
 export MEGAPROOF_KERNEL_CACHE=${MEGAPROOF_KERNEL_CACHE:-/tmp/kc} PYTHONUNBUFFERED=1
 mkdir -p $MEGAPROOF_KERNEL_CACHE
@@ -47,24 +47,18 @@ python3 -c 'import json,sys,glob; print(json.dumps([json.load(open(f)) for f in 
 echo "stage bench at $SECONDS s" | log
 B=/tmp/bench; mkdir -p $B
 for r in $(seq $REPS); do
-  for e in 0 1; do
-    [ $SECONDS -gt $((LIMIT - 45)) ] && break 2
-    mkdir -p $B/r$r-s$e
-    timeout 120 env MEGAPROOF_BENCH_LLAMA=1 MEGAPROOF_STAGE=$e MEGAPROOF_OUT=$B/r$r-s$e MEGAPROOF_LLAMA_MODELS=$BENCH_MODELS MEGAPROOF_BENCH_POS=$POS MEGAPROOF_BENCH_BATCH=1 \
-      MEGAPROOF_LLAMA_STRATEGIES=$STRATEGIES $S/runner.test -test.run TestGPULlamaBench -test.v -test.timeout 120s 2>&1 | grep -E 'per token|FAIL|panic' | strip | log
-  done
+  [ $SECONDS -gt $((LIMIT - 45)) ] && break
+  mkdir -p $B/r$r
+  timeout 120 env MEGAPROOF_BENCH_LLAMA=1 MEGAPROOF_OUT=$B/r$r MEGAPROOF_LLAMA_MODELS=$BENCH_MODELS MEGAPROOF_BENCH_POS=$POS MEGAPROOF_BENCH_BATCH=1 \
+    MEGAPROOF_LLAMA_STRATEGIES=$STRATEGIES $S/runner.test -test.run TestGPULlamaBench -test.v -test.timeout 120s 2>&1 | grep -E 'per token|FAIL|panic' | strip | log
   python3 -c 'import json,sys,glob; print(json.dumps([dict(json.load(open(f)), rep=f.split("/")[-2]) for f in sorted(glob.glob(sys.argv[1]+"/r*/*.json"))], indent=1))' $B > $OUT/bench.json
 done
-if [ "${PROFILE:-1}" = 1 ] && [ $SECONDS -lt $((LIMIT - 25)) ]; then
+if [ "${PROFILE:-1}" = 1 ] && [ $SECONDS -lt $((LIMIT - 15)) ]; then
   echo "stage profile at $SECONDS s" | log
   P=/tmp/prof; mkdir -p $P
-  for e in 0 1; do
-    [ $SECONDS -gt $((LIMIT - 12)) ] && break
-    mkdir -p $P/s$e
-    timeout 40 env MEGAPROOF_PROFILE=1 MEGAPROOF_STAGE=$e MEGAPROOF_OUT=$P/s$e MEGAPROOF_LLAMA_MODELS=llama-3.2-1b MEGAPROOF_LLAMA_STRATEGIES=fused-split2 \
-      $S/runner.test -test.run TestGPULlamaProfile -test.v -test.timeout 40s 2>&1 | strip | log
-  done
-  python3 -c 'import json,sys,glob; print(json.dumps([dict(json.load(open(f)), staging=f.split("/")[-2]=="s1") for f in sorted(glob.glob(sys.argv[1]+"/s*/*.json"))], indent=1))' $P > $OUT/profile.json
+  timeout 40 env MEGAPROOF_PROFILE=1 MEGAPROOF_OUT=$P MEGAPROOF_LLAMA_MODELS=llama-3.2-1b MEGAPROOF_LLAMA_STRATEGIES=fused-split2 \
+    $S/runner.test -test.run TestGPULlamaProfile -test.v -test.timeout 40s 2>&1 | strip | log
+  python3 -c 'import json,sys,glob; print(json.dumps([json.load(open(f)) for f in sorted(glob.glob(sys.argv[1]+"/*.json"))], indent=1))' $P > $OUT/profile.json
 fi
 { nvidia-smi --query-gpu=clocks.sm,clocks.mem --format=csv; date -u; } >> $OUT/env.txt 2>&1
 echo "done at $SECONDS s" | log
