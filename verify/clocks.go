@@ -142,13 +142,22 @@ const maxScratchCells = 1 << 18
 
 var clockScratches = sync.Pool{New: func() any { return new(clockScratch) }}
 
-// release hands the pass's scratch back; the pass must not run again.
+// clockPasses holds passes that were released, for newClockPassCtx to
+// take again (see engines).
+var clockPasses = sync.Pool{New: func() any { return new(clockPass) }}
+
+// release hands the pass and its scratch back; nothing may use the pass,
+// or any list it holds, after it.
 func (cp *clockPass) release() {
-	if cp != nil && cp.sc != nil {
+	if cp == nil {
+		return
+	}
+	if cp.sc != nil {
 		clear(cp.sc.cur[:cap(cp.sc.cur)]) // keep no vector of this pass alive
 		clockScratches.Put(cp.sc)
-		cp.sc = nil
 	}
+	*cp = clockPass{}
+	clockPasses.Put(cp)
 }
 
 // newClockPass prepares the pass, or returns nil if the program has too
@@ -166,7 +175,8 @@ func newClockPassCtx(ctx context.Context, f *form, hb bool) *clockPass {
 		return nil
 	}
 	T := f.threads()
-	cp := &clockPass{f: f, hb: hb, ctx: ctx}
+	cp := clockPasses.Get().(*clockPass)
+	*cp = clockPass{f: f, hb: hb, ctx: ctx}
 	tick := 0
 	canceled := func() bool {
 		if tick++; tick%ctxEvery == 0 {

@@ -77,6 +77,7 @@ func (v *verifier) checkProgressCtx(ctx context.Context) (*engine, error) {
 	witness := f.events(e.trace)
 	if !e.resident {
 		all := newEngine(f, false)
+		defer all.release()
 		all.resident = true
 		all.ctx = ctx
 		all.reset()
@@ -111,6 +112,7 @@ func (v *verifier) occupancy(stuckRun *engine, witness []schedule.Event) {
 		} else {
 			lo = mid + 1
 		}
+		e.release()
 	}
 	var waiting []string
 	for _, t := range stuckRun.stuck() {

@@ -3,6 +3,7 @@ package verify
 import (
 	"context"
 	"math/bits"
+	"sync"
 )
 
 // engine runs greedy executions of a form: every enabled operation runs
@@ -73,6 +74,16 @@ const (
 	smallOps     = 32
 )
 
+// release hands e back to newEngine. Nothing may use e, or any list it
+// holds (its trace, its positions, its values), after it: every result
+// taken from an engine is a copy (form.events, stuck).
+func (e *engine) release() {
+	if e != nil {
+		*e = engine{}
+		engines.Put(e)
+	}
+}
+
 // traceRoom returns an empty trace with room for every op of the form.
 func (e *engine) traceRoom() []int32 {
 	if n := len(e.f.kind); n <= smallOps {
@@ -91,9 +102,18 @@ type credit struct {
 	v   uint64
 }
 
+// engines holds engines whose analysis is over, for newEngine to take
+// again: tiny programs are verified by the thousand, and an engine, with
+// its small lists, is a large share of the memory one verification would
+// otherwise allocate.
+var engines = sync.Pool{New: func() any { return new(engine) }}
+
+// newEngine returns an engine over f at its initial state (after reset).
+// An engine whose analysis is over may be handed back with release.
 func newEngine(f *form, syncMode bool) *engine {
 	n := f.threads()
-	e := &engine{f: f, syncMode: syncMode}
+	e := engines.Get().(*engine)
+	*e = engine{f: f, syncMode: syncMode}
 	var ints []int32
 	if n <= smallThreads {
 		ints = e.sm.ints[:3*n]

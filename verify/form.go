@@ -79,9 +79,23 @@ func countOps(p *schedule.Program, count []int32, lo, hi int) {
 	}
 }
 
+// forms holds forms whose analysis is over, for lowerForm to take again
+// (see engines).
+var forms = sync.Pool{New: func() any { return new(form) }}
+
+// release hands f back to lowerForm. Nothing may use f, or any list it
+// holds, after it, and no engine over it may run again.
+func (f *form) release() {
+	if f != nil {
+		*f = form{}
+		forms.Put(f)
+	}
+}
+
 func lowerForm(p *schedule.Program) *form {
 	nc, nb := len(p.Counters), len(p.Barriers)
-	f := &form{p: p, workers: p.Launch.Workers, nc: nc, nb: nb}
+	f := forms.Get().(*form)
+	*f = form{p: p, workers: p.Launch.Workers, nc: nc, nb: nb}
 	// Pass 1, in task order: each task's thread and the ops per thread.
 	nT := len(p.Tasks)
 	nth := f.workers

@@ -67,6 +67,7 @@ func (v *verifier) proveHB(run *engine, qs []query, proven []bool) bool {
 			must[k*T+u] = at
 		}
 	}
+	e.release()
 	// Releasing adds of each (object, thread), in program order.
 	slices.SortFunc(adds, func(a, b int32) int {
 		if f.obj[a] != f.obj[b] {

@@ -606,6 +606,7 @@ func (v *verifier) orderPairs(ctx context.Context, run *engine, unproven bool) e
 			return nil
 		}
 		exec := newEngine(f, false)
+		defer exec.release()
 		if useCheckpoints && exec.resident {
 			return checkpointSweeps(ctx, f, run.trace, todo, ask)
 		}
@@ -649,7 +650,8 @@ func (v *verifier) orderPairs(ctx context.Context, run *engine, unproven bool) e
 	}
 	unsure := map[int32][]query{} // source task -> pairs the relaxation cannot order
 	if len(hbTodo) > 0 {
-		err := sweepAll(ctx, newEngine(f, true), hbTodo, func(q query, executed func(int32) bool) {
+		rel := newEngine(f, true)
+		err := sweepAll(ctx, rel, hbTodo, func(q query, executed func(int32) bool) {
 			if executed(f.body[q.late]) {
 				src := f.task[q.at]
 				unsure[src] = append(unsure[src], q)
@@ -657,6 +659,7 @@ func (v *verifier) orderPairs(ctx context.Context, run *engine, unproven bool) e
 				v.slab[q.pair].result = hbOrdered
 			}
 		})
+		rel.release()
 		if err != nil {
 			return err
 		}
@@ -812,6 +815,7 @@ func (v *verifier) reportRaces(cut int) {
 	f := v.f
 	p := f.p
 	exec := newEngine(f, false)
+	defer exec.release()
 	counts := map[string]int{}
 	unsynced := map[uint64][]int32{}
 	for _, u := range v.unsynced {

@@ -141,11 +141,13 @@ collect:
 		u := f.opThread[q.at]
 		todo[u] = append(todo[u], q)
 	}
-	err := sweepAll(ctx, newEngine(f, !f.syncing), todo, func(q query, executed func(int32) bool) {
+	e := newEngine(f, !f.syncing)
+	err := sweepAll(ctx, e, todo, func(q query, executed func(int32) bool) {
 		if !executed(f.body[q.late]) {
 			ro.ordered[q.pair] = true
 		}
 	})
+	e.release()
 	if err != nil {
 		return nil, err
 	}

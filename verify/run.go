@@ -133,6 +133,7 @@ func run(ctx context.Context, p *schedule.Program, cfg Config) (*Result, error) 
 		if v.optimistic != "" {
 			why = v.optimistic
 		}
+		v.release()
 		if v, err = analyze(ctx, p, cfg, checks, why); err != nil {
 			return nil, err
 		}
@@ -156,7 +157,16 @@ func run(ctx context.Context, p *schedule.Program, cfg Config) (*Result, error) 
 			return nil, err
 		}
 	}
+	v.release()
 	return r, nil
+}
+
+// release hands back the form and the engine the analysis kept; nothing
+// the result holds refers to them.
+func (v *verifier) release() {
+	v.run.release()
+	v.f.release()
+	v.run, v.f = nil, nil
 }
 
 // analyze lowers p and runs the checks: on a counter form of its

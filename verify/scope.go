@@ -166,6 +166,7 @@ func (v *verifier) scopeRaces(ctx context.Context) (undecided bool, err error) {
 		return true, nil
 	}
 	e := newEngine(f, false)
+	defer e.release()
 	e.record = true
 	done := map[[2]int32]bool{}
 	work, found := 0, 0
@@ -284,6 +285,7 @@ func (v *verifier) scopeOrdered(e *engine, a, b int32, tb int32, stopB int32) (w
 		f.linkPoints()
 	}
 	rel := newEngine(f, true)
+	defer rel.release()
 	rel.reset()
 	rel.freeze(int(f.opThread[a]), a)
 	rel.run()

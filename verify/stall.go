@@ -75,6 +75,8 @@ func (v *verifier) dispatchStall(ctx context.Context) ([]schedule.Event, []int, 
 	// confluent engine decides it.
 	u := lowerForm(unboundedLaunch(p))
 	e := newEngine(u, false)
+	defer u.release()
+	defer e.release()
 	e.ctx = ctx
 	e.reset()
 	e.run()
