@@ -2,7 +2,7 @@
 # One device call for a change to the kernel (docs/GPU.md): the kernel image's registers and stack,
 # per-op checks, the byte programs, the rolled-head references of the three models (made by PyTorch
 # while NVRTC compiles the kernel), decode checks at batch 1, REPS timed runs of every model and
-# strategy, and traces of Llama-3.2-1B.
+# strategy, traces of Llama-3.2-1B and the sync benchmarks of docs/GPU.md (3) (SYNC=0: not).
 # From the repository root on the GPU machine, with the test binary built here (Go is not there):
 #   go test -c -o .gpu/runner.test ./runner
 #   OUT=/some/dir bash scripts/gpu/kernel_h200.sh
@@ -59,6 +59,11 @@ if [ "${PROFILE:-1}" = 1 ] && [ $SECONDS -lt $((LIMIT - 15)) ]; then
   timeout 40 env MEGAPROOF_PROFILE=1 MEGAPROOF_OUT=$P MEGAPROOF_LLAMA_MODELS=llama-3.2-1b MEGAPROOF_LLAMA_STRATEGIES=fused-split2 \
     $S/runner.test -test.run TestGPULlamaProfile -test.v -test.timeout 40s 2>&1 | strip | log
   python3 -c 'import json,sys,glob; print(json.dumps([json.load(open(f)) for f in sorted(glob.glob(sys.argv[1]+"/*.json"))], indent=1))' $P > $OUT/profile.json
+fi
+if [ "${SYNC:-1}" = 1 ] && [ $SECONDS -lt $((LIMIT - 70)) ]; then
+  echo "stage sync benchmarks at $SECONDS s" | log
+  (cd runner && timeout 65 env MEGAPROOF_BENCH=1 $S/runner.test -test.run 'TestGPUBench$' -test.v -test.timeout 65s 2>&1 |
+    grep -E 'handoff|barrier|overhead|^chain|^fan|megakernel|stream launches|CUDA graph|ratios|FAIL|panic' | cut -c1-300 | log)
 fi
 { nvidia-smi --query-gpu=clocks.sm,clocks.mem --format=csv; date -u; } >> $OUT/env.txt 2>&1
 echo "done at $SECONDS s" | log

@@ -59,7 +59,7 @@ __device__ __forceinline__ void attn_merge(const u64 *W, u8 *H, u64 b, u64 D, u3
 // op_attn_e is the body for E dims per lane (EXACT), or for D/32 ≤ E dims
 // per lane with scalar loads (not EXACT).
 template <bool PARTIAL, int E, int KC, bool EXACT>
-__device__ void op_attn_e(const u64 *T, const u64 *R, const u64 *W, u8 *H) {
+__device__ __noinline__ void op_attn_e(const u64 *T, const u64 *R, const u64 *W, u8 *H) {
   const u64 B = T[TASK_ARG0], D = T[TASK_ARG0 + 1], n = T[TASK_ARG0 + 2];
   const float scale = __uint_as_float((u32)T[TASK_ARG0 + 3]);
   const u32 lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
@@ -145,7 +145,7 @@ __device__ void op_attn_e(const u64 *T, const u64 *R, const u64 *W, u8 *H) {
 // third of op_attn_e's instructions per key. q, K and V rows must be
 // 16-byte aligned.
 template <bool PARTIAL, int G, int U>
-__device__ void op_attn_v(const u64 *T, const u64 *R, const u64 *W, u8 *H) {
+__device__ __noinline__ void op_attn_v(const u64 *T, const u64 *R, const u64 *W, u8 *H) {
   const u64 B = T[TASK_ARG0], D = T[TASK_ARG0 + 1], n = T[TASK_ARG0 + 2];
   const float scale = __uint_as_float((u32)T[TASK_ARG0 + 3]);
   const u32 lane = threadIdx.x & 31, warp = threadIdx.x >> 5;

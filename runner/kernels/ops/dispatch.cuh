@@ -1,7 +1,11 @@
 // run_numeric executes numeric op `op` of a task (T: its record, R/W: its
 // read and write accesses) with the whole block. An op code the kernel
 // does not know traps: the launch fails instead of skipping the body.
-__device__ void run_numeric(u64 op, const u64 *T, const u64 *R, const u64 *W, u8 *H) {
+// It and the bodies with long loops (gemv_vec, the attention bodies) are
+// not inlined: each gets its own register allocation, and the
+// interpreter's state is saved once around a body rather than spilled
+// inside the bodies' loops.
+__device__ __noinline__ void run_numeric(u64 op, const u64 *T, const u64 *R, const u64 *W, u8 *H) {
   switch (op) {
   case OP_EMBED: op_embed(T, R, W, H); break;
   case OP_RMSNORM: op_rmsnorm(T, R, W, H); break;

@@ -44,8 +44,12 @@ __device__ __forceinline__ void gemv_store(const u64 *Y, const u64 *Res, u8 *H, 
 
 // gemv_vec is the vector path for NB batch rows b0 .. b0+NB-1 of x (X:
 // row b0, in global or shared memory), with U loads in flight per lane.
+// It is a function of its own (noinline) so that its registers are
+// allocated for its loop alone: inlined into the interpreter, the weight
+// registers were spilled to local memory right after their loads were
+// issued, which waited for every group of loads before the next.
 template <int NB, int U>
-__device__ __forceinline__ void gemv_vec(const u8 *X, u8 *H, u64 wa, const u64 *Y, const u64 *Res, u64 b0, u64 n, u64 k, u64 elem, u64 rnd) {
+__device__ __noinline__ void gemv_vec(const u8 *X, u8 *H, u64 wa, const u64 *Y, const u64 *Res, u64 b0, u64 n, u64 k, u64 elem, u64 rnd) {
   const u32 lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarp = blockDim.x >> 5;
   const u32 chunks = (u32)(k / 8);
   const u32 G = 32 * U;                    // chunks per group
