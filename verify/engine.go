@@ -53,7 +53,18 @@ type engine struct {
 	credits  [][]credit
 	freeInit []uint64
 
-	sm engineSmall // the lists of a small program, in the engine's own allocation
+	sm  engineSmall // the lists of a small program, in the engine's own allocation
+	mem engineMem   // the lists of a larger program, kept for the next engine (see release)
+}
+
+// engineMem holds the lists a released engine leaves to the next one made
+// in its memory (see formMem); lists over [maxFormMem] bytes are not kept.
+type engineMem struct {
+	ints     []int32
+	val      []uint64
+	heaps    [][]waitEntry
+	overflow []bool
+	trace    []int32
 }
 
 // engineSmall holds an engine's per-thread, per-object and trace lists
@@ -78,10 +89,15 @@ const (
 // holds (its trace, its positions, its values), after it: every result
 // taken from an engine is a copy (form.events, stuck).
 func (e *engine) release() {
-	if e != nil {
-		*e = engine{}
-		engines.Put(e)
+	if e == nil {
+		return
 	}
+	mem := e.mem
+	if 4*cap(mem.ints)+8*cap(mem.val)+24*cap(mem.heaps)+cap(mem.overflow)+4*cap(mem.trace) > maxFormMem {
+		mem = engineMem{}
+	}
+	*e = engine{mem: mem}
+	engines.Put(e)
 }
 
 // traceRoom returns an empty trace with room for every op of the form.
@@ -89,7 +105,7 @@ func (e *engine) traceRoom() []int32 {
 	if n := len(e.f.kind); n <= smallOps {
 		return e.sm.trace[:0:n]
 	}
-	return make([]int32, 0, len(e.f.kind))
+	return slabOf(&e.mem.trace, len(e.f.kind))[:0]
 }
 
 type waitEntry struct {
@@ -113,28 +129,28 @@ var engines = sync.Pool{New: func() any { return new(engine) }}
 func newEngine(f *form, syncMode bool) *engine {
 	n := f.threads()
 	e := engines.Get().(*engine)
-	*e = engine{f: f, syncMode: syncMode}
+	*e = engine{f: f, syncMode: syncMode, mem: e.mem}
 	var ints []int32
 	if n <= smallThreads {
 		ints = e.sm.ints[:3*n]
 	} else {
-		ints = make([]int32, 3*n)
+		ints = slabOf(&e.mem.ints, 3*n)
 	}
 	e.pos, e.limit, e.ready = ints[:n:n], ints[n:2*n:2*n], ints[2*n:2*n:3*n]
 	if len(f.init) <= smallObjects {
 		e.val = e.sm.val[:len(f.init):len(f.init)]
 	} else {
-		e.val = make([]uint64, len(f.init))
+		e.val = slabOf(&e.mem.val, len(f.init))
 	}
 	if len(f.init) <= smallObjects {
 		e.heaps = e.sm.heaps[:len(f.init):len(f.init)]
 	} else {
-		e.heaps = make([][]waitEntry, len(f.init))
+		e.heaps = slabOf(&e.mem.heaps, len(f.init))
 	}
 	if f.nc <= smallObjects {
 		e.overflow = e.sm.overflow[:f.nc:f.nc]
 	} else {
-		e.overflow = make([]bool, f.nc)
+		e.overflow = slabOf(&e.mem.overflow, f.nc)
 	}
 	p := f.p
 	e.resident = syncMode || p.Launch.Cooperative || capacity(p.Launch) >= p.Launch.Workers || residencyIgnored()

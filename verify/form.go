@@ -45,7 +45,34 @@ type form struct {
 	semaphore bool     // the program uses semaphores
 	checks    int      // guard pre-checks (fCheck ops) in the form
 
-	sm formSmall // the lists of a small program, in the form's own allocation
+	sm  formSmall // the lists of a small program, in the form's own allocation
+	mem formMem   // the slabs of a larger program, kept for the next form (see release)
+}
+
+// formMem holds the slabs a released form leaves to the next one lowered
+// in its memory: programs of a batch are of about the same size, so the
+// next form takes them instead of allocating. Slabs over [maxFormMem]
+// bytes are not kept.
+type formMem struct {
+	slab  []int32
+	ints  []int32
+	bytes []uint8
+	words []uint64
+}
+
+// maxFormMem bounds the bytes of slabs a released form keeps (1 MiB).
+const maxFormMem = 1 << 20
+
+// slabOf returns n zeroed elements of *keep, reallocating it when it is too
+// small.
+func slabOf[T any](keep *[]T, n int) []T {
+	if cap(*keep) < n {
+		*keep = make([]T, n)
+		return *keep
+	}
+	s := (*keep)[:n]
+	clear(s)
+	return s
 }
 
 // formSmall holds a form's slabs when the program is small enough: tiny
@@ -86,16 +113,21 @@ var forms = sync.Pool{New: func() any { return new(form) }}
 // release hands f back to lowerForm. Nothing may use f, or any list it
 // holds, after it, and no engine over it may run again.
 func (f *form) release() {
-	if f != nil {
-		*f = form{}
-		forms.Put(f)
+	if f == nil {
+		return
 	}
+	mem := f.mem
+	if 4*cap(mem.slab)+4*cap(mem.ints)+cap(mem.bytes)+8*cap(mem.words) > maxFormMem {
+		mem = formMem{}
+	}
+	*f = form{mem: mem}
+	forms.Put(f)
 }
 
 func lowerForm(p *schedule.Program) *form {
 	nc, nb := len(p.Counters), len(p.Barriers)
 	f := forms.Get().(*form)
-	*f = form{p: p, workers: p.Launch.Workers, nc: nc, nb: nb}
+	*f = form{p: p, workers: p.Launch.Workers, nc: nc, nb: nb, mem: f.mem}
 	// Pass 1, in task order: each task's thread and the ops per thread.
 	nT := len(p.Tasks)
 	nth := f.workers
@@ -111,7 +143,7 @@ func lowerForm(p *schedule.Program) *form {
 	if n := 3*nT + 2*nth + 1; n <= len(f.sm.slab) {
 		slab = f.sm.slab[:n]
 	} else {
-		slab = make([]int32, n)
+		slab = slabOf(&f.mem.slab, n)
 	}
 	carve := func(n int) []int32 {
 		c := slab[:n:n]
@@ -155,7 +187,7 @@ func lowerForm(p *schedule.Program) *form {
 	if nops <= smallOps && nc+nb <= 2*smallObjects {
 		bytes, ints, words = f.sm.bytes[:2*nops:2*nops], f.sm.ints[:3*nops:3*nops], f.sm.words[:nops+2*(nc+nb):nops+2*(nc+nb)]
 	} else {
-		bytes, ints, words = make([]uint8, 2*nops), make([]int32, 3*nops), make([]uint64, nops+2*(nc+nb))
+		bytes, ints, words = slabOf(&f.mem.bytes, 2*nops), slabOf(&f.mem.ints, 3*nops), slabOf(&f.mem.words, nops+2*(nc+nb))
 	}
 	f.kind, f.flags = bytes[:nops:nops], bytes[nops:]
 	f.obj, f.task, f.opThread = ints[:nops:nops], ints[nops:2*nops:2*nops], ints[2*nops:]
