@@ -9,7 +9,8 @@ Usage: python3 scripts/gpu/collect.py DIR... > docs/gpu/decode-h200.json
    docs/gpu/h200-2026-12-01f/n2 docs/gpu/h200-2026-12-01f/n3
    docs/gpu/h200-2026-12-01g/p1 ... docs/gpu/h200-2026-12-01g/p5
    docs/gpu/h200-2026-12-02d/sweep docs/gpu/h200-2026-12-02d/prefetch
-   docs/gpu/h200-2026-12-02d/x1 docs/gpu/h200-2026-12-02f/s1)
+   docs/gpu/h200-2026-12-02d/x1 docs/gpu/h200-2026-12-02f/s1
+   docs/gpu/h200-2026-12-02f/k2)
 
 A folder may hold decode.json (TestGPULlamaDecode, one object per model,
 strategy and init), decode-batch.json (TestGPULlamaDecodeBatch: B sequences
