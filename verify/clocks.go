@@ -147,7 +147,8 @@ var clockScratches = sync.Pool{New: func() any { return new(clockScratch) }}
 var clockPasses = sync.Pool{New: func() any { return new(clockPass) }}
 
 // release hands the pass and its scratch back; nothing may use the pass,
-// or any list it holds, after it.
+// or any list it holds, after it. Until it is taken again (or the pool is
+// emptied by a collection), it keeps what it refers to alive.
 func (cp *clockPass) release() {
 	if cp == nil {
 		return
@@ -156,8 +157,8 @@ func (cp *clockPass) release() {
 		clear(cp.sc.cur[:cap(cp.sc.cur)]) // keep no vector of this pass alive
 		clockScratches.Put(cp.sc)
 	}
-	*cp = clockPass{}
-	clockPasses.Put(cp)
+	cp.sc = nil
+	clockPasses.Put(cp) // newClockPassCtx clears it
 }
 
 // newClockPass prepares the pass, or returns nil if the program has too

@@ -85,18 +85,18 @@ const (
 	smallOps     = 32
 )
 
-// release hands e back to newEngine. Nothing may use e, or any list it
-// holds (its trace, its positions, its values), after it: every result
-// taken from an engine is a copy (form.events, stuck).
+// release hands e back to newEngine, which clears it: nothing may use e,
+// or any list it holds (its trace, its positions, its values), after it;
+// every result taken from an engine is a copy (form.events, stuck). Until
+// it is taken again (or the pool is emptied by a collection), it keeps
+// what it refers to alive.
 func (e *engine) release() {
 	if e == nil {
 		return
 	}
-	mem := e.mem
-	if 4*cap(mem.ints)+8*cap(mem.val)+24*cap(mem.heaps)+cap(mem.overflow)+4*cap(mem.trace) > maxFormMem {
-		mem = engineMem{}
+	if m := &e.mem; 4*cap(m.ints)+8*cap(m.val)+24*cap(m.heaps)+cap(m.overflow)+4*cap(m.trace) > maxFormMem {
+		*m = engineMem{}
 	}
-	*e = engine{mem: mem}
 	engines.Put(e)
 }
 
@@ -129,7 +129,9 @@ var engines = sync.Pool{New: func() any { return new(engine) }}
 func newEngine(f *form, syncMode bool) *engine {
 	n := f.threads()
 	e := engines.Get().(*engine)
-	*e = engine{f: f, syncMode: syncMode, mem: e.mem}
+	mem := e.mem
+	*e = engine{f: f, syncMode: syncMode}
+	e.mem = mem
 	var ints []int32
 	if n <= smallThreads {
 		ints = e.sm.ints[:3*n]

@@ -110,24 +110,24 @@ func countOps(p *schedule.Program, count []int32, lo, hi int) {
 // (see engines).
 var forms = sync.Pool{New: func() any { return new(form) }}
 
-// release hands f back to lowerForm. Nothing may use f, or any list it
-// holds, after it, and no engine over it may run again.
+// release hands f back to lowerForm, which clears it. Nothing may use f,
+// or any list it holds, after it, and no engine over it may run again.
 func (f *form) release() {
 	if f == nil {
 		return
 	}
-	mem := f.mem
-	if 4*cap(mem.slab)+4*cap(mem.ints)+cap(mem.bytes)+8*cap(mem.words) > maxFormMem {
-		mem = formMem{}
+	if m := &f.mem; 4*cap(m.slab)+4*cap(m.ints)+cap(m.bytes)+8*cap(m.words) > maxFormMem {
+		*m = formMem{}
 	}
-	*f = form{mem: mem}
 	forms.Put(f)
 }
 
 func lowerForm(p *schedule.Program) *form {
 	nc, nb := len(p.Counters), len(p.Barriers)
 	f := forms.Get().(*form)
-	*f = form{p: p, workers: p.Launch.Workers, nc: nc, nb: nb, mem: f.mem}
+	mem := f.mem
+	*f = form{p: p, workers: p.Launch.Workers, nc: nc, nb: nb}
+	f.mem = mem
 	// Pass 1, in task order: each task's thread and the ops per thread.
 	nT := len(p.Tasks)
 	nth := f.workers
