@@ -213,15 +213,7 @@ func TestResultsOutliveRuns(t *testing.T) {
 	}
 	var progs []*schedule.Program
 	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		p, err := schedule.Unmarshal(data)
-		if err != nil {
-			t.Fatal(f, err)
-		}
-		progs = append(progs, p)
+		progs = append(progs, readProgram(t, f))
 	}
 	run := func(p *schedule.Program) *Result {
 		r, err := Run(context.Background(), p, Config{})
@@ -253,4 +245,18 @@ func TestResultsOutliveRuns(t *testing.T) {
 			t.Errorf("%s: a fresh run differs from the first (-fresh +first):\n%s", p.Name, d)
 		}
 	}
+}
+
+// readProgram reads and decodes the megaproof/v1 document file.
+func readProgram(t *testing.T, file string) *schedule.Program {
+	t.Helper()
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := schedule.Unmarshal(data)
+	if err != nil {
+		t.Fatal(file, err)
+	}
+	return p
 }

@@ -2,13 +2,10 @@ package verify
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/megaproof/megaproof/schedule"
 )
 
 // Every documented code has a tiny example program in testdata/codes named
@@ -23,14 +20,7 @@ func TestCodeExamples(t *testing.T) {
 		code := strings.TrimSuffix(filepath.Base(file), ".json")
 		seen[code] = true
 		t.Run(code, func(t *testing.T) {
-			data, err := os.ReadFile(file)
-			if err != nil {
-				t.Fatal(err)
-			}
-			p, err := schedule.Unmarshal(data)
-			if err != nil {
-				t.Fatal(err)
-			}
+			p := readProgram(t, file)
 			r, err := Run(context.Background(), p, Config{Sanity: true})
 			if err != nil {
 				t.Fatal(err)
