@@ -58,7 +58,8 @@ type engine struct {
 }
 
 // engineMem holds the lists a released engine leaves to the next one made
-// in its memory (see formMem); lists over [maxFormMem] bytes are not kept.
+// in its memory (see formMem); an engine whose lists take more than
+// [maxKeptBytes] in all keeps none.
 type engineMem struct {
 	ints     []int32
 	val      []uint64
@@ -94,7 +95,7 @@ func (e *engine) release() {
 	if e == nil {
 		return
 	}
-	if m := &e.mem; 4*cap(m.ints)+8*cap(m.val)+24*cap(m.heaps)+cap(m.overflow)+4*cap(m.trace) > maxFormMem {
+	if m := &e.mem; 4*cap(m.ints)+8*cap(m.val)+24*cap(m.heaps)+cap(m.overflow)+4*cap(m.trace) > maxKeptBytes {
 		*m = engineMem{}
 	}
 	engines.Put(e)

@@ -51,8 +51,8 @@ type form struct {
 
 // formMem holds the slabs a released form leaves to the next one lowered
 // in its memory: programs of a batch are of about the same size, so the
-// next form takes them instead of allocating. Slabs over [maxFormMem]
-// bytes are not kept.
+// next form takes them instead of allocating. A form whose slabs take
+// more than [maxKeptBytes] in all keeps none.
 type formMem struct {
 	slab  []int32
 	ints  []int32
@@ -60,8 +60,9 @@ type formMem struct {
 	words []uint64
 }
 
-// maxFormMem bounds the bytes of slabs a released form keeps (1 MiB).
-const maxFormMem = 1 << 20
+// maxKeptBytes bounds the bytes of lists a released form or engine keeps
+// (1 MiB).
+const maxKeptBytes = 1 << 20
 
 // slabOf returns n zeroed elements of *keep, reallocating it when it is too
 // small.
@@ -116,7 +117,7 @@ func (f *form) release() {
 	if f == nil {
 		return
 	}
-	if m := &f.mem; 4*cap(m.slab)+4*cap(m.ints)+cap(m.bytes)+8*cap(m.words) > maxFormMem {
+	if m := &f.mem; 4*cap(m.slab)+4*cap(m.ints)+cap(m.bytes)+8*cap(m.words) > maxKeptBytes {
 		*m = formMem{}
 	}
 	forms.Put(f)
