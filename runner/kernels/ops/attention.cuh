@@ -4,8 +4,9 @@
 // chunk: the K and V rows of a chunk are loaded together (2·KC loads in
 // flight per lane), the KC scores reduced across the warp side by side,
 // and the online softmax (max, sum, output) updated once per chunk; lane
-// l holds dims [l·E, (l+1)·E) with E = D/32. The block then merges the
-// warps' states.
+// l holds dims [l·E, (l+1)·E) with E = D/32 (op_attn_e). For head_dim 64
+// and 128 with 16-byte aligned rows, op_attn_v takes the keys instead, a
+// key to D/8 lanes (see there). The block then merges the warps' states.
 
 // ld_e loads E consecutive bf16 from p as fp32, as one vector load where
 // E is 2, 4 or 8.
