@@ -83,7 +83,8 @@
 // attn_combine, add, silu_mul and argmax compute in fp32 on bf16 storage
 // and round where PyTorch's bf16 Llama rounds. The fused ops norm_gemv,
 // gemv_add, norm_gate_up, rope_append, norm_gemv_argmax and argmax_tiles
-// (llamagen's Config.Fuse) compute exactly what a sequence of those ops
+// (llamagen's Config.Fuse), and combine_gemv_add (Config.FuseCombine: the
+// split-KV combine in the o tiles) compute exactly what a sequence of those ops
 // computes, in one task: the CPU reference of a fused schedule equals the
 // unfused one's bit for bit. Each has a file
 // runner/op_<name>.go (documentation, the checks of its params and

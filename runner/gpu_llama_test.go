@@ -520,8 +520,9 @@ func decodePrograms(t *testing.T, d *Device, cfg llamagen.Config, steps int, opt
 // barrier, splitN (round-robin with N-way split-KV attention) or splitNcM
 // (at most N chunks of at least M rows: llamagen's SplitChunk), each
 // optionally prefixed "fused-" (llamagen's Fuse; "fused" alone is
-// fused-round-robin), the whole optionally prefixed "rows-" (llamagen's
-// RowAttention).
+// fused-round-robin) or "fusedc-" (Fuse and FuseCombine: the split-KV
+// combine in the o tiles), the whole optionally prefixed "rows-"
+// (llamagen's RowAttention).
 func strategyConfig(cfg *llamagen.Config, name string) error {
 	if rest, ok := strings.CutPrefix(name, "rows-"); ok {
 		cfg.RowAttention, name = true, rest
@@ -531,6 +532,8 @@ func strategyConfig(cfg *llamagen.Config, name string) error {
 	}
 	if rest, ok := strings.CutPrefix(name, "fused-"); ok {
 		cfg.Fuse, name = true, rest
+	} else if rest, ok := strings.CutPrefix(name, "fusedc-"); ok {
+		cfg.Fuse, cfg.FuseCombine, name = true, true, rest
 	}
 	switch {
 	case name == "round-robin":

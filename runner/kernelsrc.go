@@ -57,5 +57,6 @@ func opcodesHeader() string {
 	fmt.Fprintf(&sb, "#define OP_FIRST_NUMERIC %d\n\n", opCodeFirstNumeric)
 	fmt.Fprintf(&sb, "// Words of a task record: op, seed, k, c, first read, reads, first write,\n// writes, the op's argument words, then the prefetch mask of its reads.\n")
 	fmt.Fprintf(&sb, "#define TASK_WORDS %d\n#define TASK_ARG0 8\n#define TASK_NUM_ARGS %d\n#define TASK_PREFETCH %d\n", taskWords, numArgs, 8+numArgs)
+	fmt.Fprintf(&sb, "\n// Shared-memory bounds of the numeric bodies (runner/op_*.go).\n#define MAX_COMBINE_ROWS %d\n", MaxCombineRows)
 	return sb.String()
 }

@@ -280,6 +280,12 @@ func TestLlamaDecodeCPU(t *testing.T) {
 		{"fused-dynamic", fused(tinyConfig(llamagen.Dynamic, 1, 0, 1)), true, 0},
 		{"fused-barrier", fused(tinyConfig(llamagen.Barrier, 1, 0, 1)), true, 0},
 		{"fused-split2", fused(tinyConfig(llamagen.RoundRobin, 2, 0, 1)), false, 1.0 / 64},
+		{"fusedc-split2", fusedCombine(tinyConfig(llamagen.RoundRobin, 2, 0, 1)), false, 1.0 / 64},
+		{"fusedc-split4-chunk2", func() llamagen.Config {
+			c := fusedCombine(tinyConfig(llamagen.Dynamic, 4, 0, 1))
+			c.SplitChunk = 2
+			return c
+		}(), false, 1.0 / 64},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			steps := hostGeneration(t, tc.cfg, ts, n, []int32{7})
@@ -350,6 +356,46 @@ func fused(cfg llamagen.Config) llamagen.Config {
 	return cfg
 }
 
+// fusedCombine is cfg with llamagen's fused stages and the split-KV
+// combine in the o tiles.
+func fusedCombine(cfg llamagen.Config) llamagen.Config {
+	cfg.Fuse, cfg.FuseCombine = true, true
+	return cfg
+}
+
+// The combine in the o tiles computes what the combine tasks and the o
+// tiles compute, bit for bit: at every position (the window clipped to
+// fewer splits at the first ones), on every strategy, at batch 1 and 2,
+// with attention per sequence or not.
+func TestFuseCombineExact(t *testing.T) {
+	ts := SeededTensors{Seed: 5, Untied: true}
+	const n = 12
+	for _, cfg := range []llamagen.Config{
+		fused(tinyConfig(llamagen.RoundRobin, 2, 0, 1)), fused(tinyConfig(llamagen.Dynamic, 3, 0, 2)),
+		fused(tinyConfig(llamagen.Barrier, 4, 0, 1)),
+		func() llamagen.Config {
+			c := fused(tinyConfig(llamagen.RoundRobin, 2, 0, 2))
+			c.RowAttention = true
+			return c
+		}(),
+	} {
+		fc := cfg
+		fc.FuseCombine = true
+		first := []int32{7, 11}[:cfg.Batch]
+		want := hostGeneration(t, cfg, ts, n, first)
+		got := hostGeneration(t, fc, ts, n, first)
+		for i := range got {
+			for b := range cfg.Batch {
+				for j, v := range got[i].Logits[b] {
+					if v != want[i].Logits[b][j] {
+						t.Fatalf("%s, position %d, sequence %d: logit %d = %g, with combine tasks %g", fc.Name(), i, b, j, v, want[i].Logits[b][j])
+					}
+				}
+			}
+		}
+	}
+}
+
 // Encode refuses numeric tasks whose params, footprints and buffer sizes
 // disagree, naming the task.
 func TestNumericRefusals(t *testing.T) {
@@ -377,6 +423,9 @@ func TestNumericRefusals(t *testing.T) {
 	// exceed.
 	if llamagen.FusedNormElems != MaxNormElems {
 		t.Fatalf("llamagen.FusedNormElems %d, runner.MaxNormElems %d", llamagen.FusedNormElems, MaxNormElems)
+	}
+	if llamagen.FusedCombineRows != MaxCombineRows {
+		t.Fatalf("llamagen.FusedCombineRows %d, runner.MaxCombineRows %d", llamagen.FusedCombineRows, MaxCombineRows)
 	}
 	const k = MaxNormElems + 8
 	b := schedule.NewBuilder("norm-gemv-k", schedule.Launch{SMs: 1, PerSM: 1, Workers: 1})

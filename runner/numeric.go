@@ -90,7 +90,7 @@ func (o *numOp) kinds(a *[numArgs]uint64) []elemKind {
 }
 
 // numOps lists the numeric operations, in op-code order.
-var numOps = []*numOp{opEmbed, opRMSNorm, opGEMV, opRoPE, opKVAppend, opAttention, opAttnPartial, opAttnCombine, opResidualAdd, opSiLUMul, opArgmax, opNormGEMV, opGEMVAdd, opNormGateUp, opRoPEAppend, opNormGEMVArgmax, opArgmaxTiles}
+var numOps = []*numOp{opEmbed, opRMSNorm, opGEMV, opRoPE, opKVAppend, opAttention, opAttnPartial, opAttnCombine, opResidualAdd, opSiLUMul, opArgmax, opNormGEMV, opGEMVAdd, opNormGateUp, opRoPEAppend, opNormGEMVArgmax, opArgmaxTiles, opCombineGEMVAdd}
 
 // numByName maps an op name to its numeric operation.
 var numByName = func() map[string]*numOp {

@@ -151,9 +151,9 @@ func numericPrograms(t *testing.T) []*schedule.Program {
 	}
 	var progs []*schedule.Program
 	for _, mc := range models {
-		for _, split := range []int{1, mc.split} {
+		for _, split := range []int{1, mc.split, -mc.split} { // negative: the combine in the o tiles
 			cfg := llamagen.Config{Model: mc.m, Target: llamagen.Target{Name: "toy", SMs: 4, PerSM: 1}, Tile: 40,
-				Batch: mc.batch, Splits: split, Pos: 37, PosSet: true, MaxSeq: 64, Numeric: true, Fuse: split > 1}
+				Batch: mc.batch, Splits: max(split, -split), Pos: 37, PosSet: true, MaxSeq: 64, Numeric: true, Fuse: split != 1, FuseCombine: split < 0}
 			p, err := llamagen.Generate(cfg)
 			if err != nil {
 				t.Fatal(err)

@@ -33,25 +33,35 @@ var opAttnCombine = &numOp{
 	run: func(a *[numArgs]uint64, r, w []access, h []byte) {
 		B, D, S := a[0], a[1], a[2]
 		for b := uint64(0); b < B; b++ {
-			part, lse := rowAddr(r[0], b, 4*S*D), rowAddr(r[1], b, 4*S)
-			m := ldF32(h, lse)
-			for s := uint64(1); s < S; s++ {
-				m = max(m, ldF32(h, lse+4*s))
-			}
-			var l float32
-			o := make([]float32, D)
-			for s := uint64(0); s < S; s++ {
-				c := expf(ldF32(h, lse+4*s) - m)
-				l += c
-				for i := uint64(0); i < D; i++ {
-					o[i] += c * ldF32(h, part+4*(s*D+i))
-				}
-			}
+			o := combineHead(h, rowAddr(r[0], b, 4*S*D), rowAddr(r[1], b, 4*S), S, D)
 			dst := rowAddr(w[0], b, 2*D)
-			for i := uint64(0); i < D; i++ {
-				stBF(h, dst+2*i, o[i]/l)
+			for i, v := range o {
+				stBF(h, dst+2*uint64(i), v)
 			}
 		}
 	},
 	tol: Tolerance{Abs: 1e-5, Rel: 1.0 / 128},
+}
+
+// combineHead merges one head's S partials (D fp32 each, at part) by
+// their log-sum-exps (at lse): out = Σ c_s part_s / Σ c_s with
+// c_s = exp(lse_s − max lse), in fp32, summed in split order.
+func combineHead(h []byte, part, lse, S, D uint64) []float32 {
+	m := ldF32(h, lse)
+	for s := uint64(1); s < S; s++ {
+		m = max(m, ldF32(h, lse+4*s))
+	}
+	var l float32
+	o := make([]float32, D)
+	for s := uint64(0); s < S; s++ {
+		c := expf(ldF32(h, lse+4*s) - m)
+		l += c
+		for i := uint64(0); i < D; i++ {
+			o[i] += c * ldF32(h, part+4*(s*D+i))
+		}
+	}
+	for i := range o {
+		o[i] /= l
+	}
+	return o
 }

@@ -38,6 +38,7 @@ const (
 	opCodeRoPEAppend     = 30
 	opCodeNormGEMVArgmax = 31
 	opCodeArgmaxTiles    = 32
+	opCodeCombineGEMVAdd = 33
 	opCodeFirstNumeric   = opCodeEmbed
 )
 

@@ -25,6 +25,7 @@
 #define OP_ROPE_APPEND 30
 #define OP_NORM_GEMV_ARGMAX 31
 #define OP_ARGMAX_TILES 32
+#define OP_COMBINE_GEMV_ADD 33
 #define OP_FIRST_NUMERIC 16
 
 // Words of a task record: op, seed, k, c, first read, reads, first write,
@@ -33,3 +34,6 @@
 #define TASK_ARG0 8
 #define TASK_NUM_ARGS 8
 #define TASK_PREFETCH 16
+
+// Shared-memory bounds of the numeric bodies (runner/op_*.go).
+#define MAX_COMBINE_ROWS 1024

@@ -7,7 +7,7 @@
 #   go test -c -o .gpu/runner.test ./runner
 #   OUT=/some/dir bash scripts/gpu/kernel_h200.sh
 # Knobs: LIMIT (seconds: later stages are left out past it), STRATEGIES (timed), POS (1024), REPS
-# (2), DECODE_STRATEGIES, MODELS, BENCH_MODELS, PROFILE (1). Files in $OUT: log.txt, env.txt,
+# (2), DECODE_STRATEGIES, MODELS, BENCH_MODELS, PROFILE (1), PROFILE_STRATEGY (fused-split2). Files in $OUT: log.txt, env.txt,
 # resource.txt, decode.json, bench.json (every run, with its rep), profile.json.
 set -u
 S=$PWD/.gpu; L=$OUT/log.txt
@@ -56,7 +56,7 @@ done
 if [ "${PROFILE:-1}" = 1 ] && [ $SECONDS -lt $((LIMIT - 15)) ]; then
   echo "stage profile at $SECONDS s" | log
   P=/tmp/prof; mkdir -p $P
-  timeout 40 env MEGAPROOF_PROFILE=1 MEGAPROOF_OUT=$P MEGAPROOF_LLAMA_MODELS=llama-3.2-1b MEGAPROOF_LLAMA_STRATEGIES=fused-split2 \
+  timeout 40 env MEGAPROOF_PROFILE=1 MEGAPROOF_OUT=$P MEGAPROOF_LLAMA_MODELS=llama-3.2-1b MEGAPROOF_LLAMA_STRATEGIES=${PROFILE_STRATEGY:-fused-split2} \
     $S/runner.test -test.run TestGPULlamaProfile -test.v -test.timeout 40s 2>&1 | strip | log
   python3 -c 'import json,sys,glob; print(json.dumps([json.load(open(f)) for f in sorted(glob.glob(sys.argv[1]+"/*.json"))], indent=1))' $P > $OUT/profile.json
 fi

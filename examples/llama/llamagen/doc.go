@@ -42,7 +42,8 @@
 // head normalizes too and picks each tile's best token (norm_gemv_argmax)
 // for a final pick over one pair per tile (argmax_tiles). Fused and
 // unfused schedules compute the same numbers; verify checks the fused
-// footprints like any others.
+// footprints like any others. [Config.FuseCombine] also moves the
+// split-KV combine into the o tiles (combine_gemv_add), one stage fewer.
 //
 // At batch > 1 a head's attention task (each split chunk and combine)
 // covers every sequence; [Config.RowAttention] emits one task per sequence

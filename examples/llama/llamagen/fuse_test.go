@@ -47,6 +47,27 @@ func TestFuse(t *testing.T) {
 				if want := m.Layers * m.KVHeads; ops["rope_append"] != want {
 					t.Errorf("%s: %d rope_append tasks, want %d", q.Name, ops["rope_append"], want)
 				}
+				// The combine in the o tiles: no combine task is left, every
+				// o tile combines, and the schedule is verified safe.
+				fused.FuseCombine = true
+				qc, err := Generate(fused)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if r, err := verify.Run(context.Background(), qc, verify.Config{}); err != nil || r.Verdict != verify.Safe {
+					t.Fatalf("%s: %v %v", qc.Name, r.Verdict, err)
+				}
+				cops := map[string]int{}
+				for _, tk := range qc.Tasks {
+					cops[tk.Op]++
+				}
+				if splits > 1 && (cops["attn_combine"] != 0 || cops["combine_gemv_add"] != ops["gemv_add"]/2 || cops["gemv_add"] != ops["gemv_add"]/2 ||
+					len(qc.Tasks) != len(q.Tasks)-ops["attn_combine"]) {
+					t.Errorf("%s: ops %v, without the combine in the o tiles %v", qc.Name, cops, ops)
+				}
+				if splits == 1 && len(qc.Tasks) != len(q.Tasks) {
+					t.Errorf("%s: %d tasks at one split, %d without the combine in the o tiles", qc.Name, len(qc.Tasks), len(q.Tasks))
+				}
 			}
 		}
 	}
@@ -55,6 +76,12 @@ func TestFuse(t *testing.T) {
 	}
 	if _, err := Generate(Config{Model: m, Target: tg, Fuse: true, Pages: 2}); err == nil {
 		t.Error("fused with pages: no error")
+	}
+	if _, err := Generate(Config{Model: m, Target: tg, FuseCombine: true, Splits: 2}); err == nil {
+		t.Error("the combine in the o tiles without fused stages: no error")
+	}
+	if _, err := Generate(Config{Model: m, Target: tg, Fuse: true, FuseCombine: true, Splits: 128, Pos: 1000}); err == nil {
+		t.Error("9 heads × 128 splits combined in the o tiles: no error")
 	}
 }
 
@@ -68,6 +95,11 @@ func TestFuseDroppedWait(t *testing.T) {
 		t.Fatal(err)
 	}
 	unsafeWithoutWaits(t, p, "L0.rope.g0", "L0.gu.t0", "L0.down.t0", "L0.o.t0")
+	p, err = Generate(Config{Model: m, Target: Target{Name: "toy", SMs: 8, PerSM: 1}, AutoTile: true, Pos: 9, PosSet: true, MaxSeq: 16, Fuse: true, FuseCombine: true, Splits: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	unsafeWithoutWaits(t, p, "L0.attn.h0.s1", "L0.o.t0", "L0.gu.t0")
 }
 
 // unsafeWithoutWaits requires p to be unsafe once any one of the named

@@ -12,6 +12,11 @@ import (
 // shared memory (runner.MaxNormElems).
 const FusedNormElems = 8192
 
+// FusedCombineRows is the most partial rows (batch × heads × splits) an o
+// tile merges with Config.FuseCombine: the runner keeps a coefficient of
+// each in shared memory (runner.MaxCombineRows).
+const FusedCombineRows = 1024
+
 // Element sizes in bytes.
 const (
 	actBytes   = 2 // bf16 activations and weights
@@ -90,6 +95,13 @@ type Config struct {
 	// hops, are gone. It needs Batch × Hidden ≤ FusedNormElems and no
 	// Pages.
 	Fuse bool
+	// FuseCombine, with Fuse and split-KV attention, merges the partials
+	// in the o projection's tiles (combine_gemv_add) instead of in combine
+	// tasks: every o tile merges all heads itself, into the input it
+	// projects, so the stage of combine tasks and its hop are gone. The
+	// numbers computed are the same. It needs Batch × Heads × HeadDim ≤
+	// FusedNormElems and Batch × Heads × Splits ≤ FusedCombineRows.
+	FuseCombine bool
 	// RowAttention emits attention per sequence at Batch > 1: each head's
 	// attention (each split chunk and combine with split-KV) is Batch
 	// tasks, one per sequence (params row and rows), instead of one task
@@ -153,6 +165,12 @@ func (c *Config) setDefaults() error {
 		return fmt.Errorf("llamagen: fused stages normalize batch %d × hidden %d = %d inputs in a task, more than %d", c.Batch, m.Hidden, c.Batch*m.Hidden, FusedNormElems)
 	case c.Fuse && c.Pages > 0:
 		return fmt.Errorf("llamagen: fused stages do not reuse page slots (pages %d)", c.Pages)
+	case c.FuseCombine && !c.Fuse:
+		return fmt.Errorf("llamagen: the combine in the o tiles needs fused stages")
+	case c.FuseCombine && c.Batch*m.Heads*m.HeadDim > FusedNormElems:
+		return fmt.Errorf("llamagen: o tiles that combine hold batch %d × heads %d × head_dim %d = %d inputs, more than %d", c.Batch, m.Heads, m.HeadDim, c.Batch*m.Heads*m.HeadDim, FusedNormElems)
+	case c.FuseCombine && c.Batch*m.Heads*c.Splits > FusedCombineRows:
+		return fmt.Errorf("llamagen: o tiles that combine merge batch %d × heads %d × splits %d = %d partial rows, more than %d", c.Batch, m.Heads, c.Splits, c.Batch*m.Heads*c.Splits, FusedCombineRows)
 	}
 	c.reqSplits = c.Splits
 	if c.SplitChunk > 0 {
@@ -187,6 +205,9 @@ func (c Config) Name() string {
 	}
 	if c.Fuse {
 		s += "/fused"
+	}
+	if c.FuseCombine {
+		s += "/o-combine"
 	}
 	if c.RowAttention && c.Batch > 1 {
 		s += "/rows"
@@ -643,6 +664,10 @@ func (g *gen) graph() {
 				}
 				pg := g.group(l, seqName(fmt.Sprintf("part.h%d", h), r))
 				partG[h*len(seq)+i] = pg
+				partSig := pg
+				if c.FuseCombine { // the o tiles wait for every partial
+					partSig = attG
+				}
 				for s := range c.Splits {
 					lo, hi := s*window/c.Splits, (s+1)*window/c.Splits
 					needs := attNeeds(kh, hi == window)
@@ -652,11 +677,11 @@ func (g *gen) graph() {
 						writes: []access{
 							rowsOf(cols(lb.part, B, m.Heads*P*m.HeadDim, (h*P+s)*m.HeadDim, m.HeadDim, accBytes), r, partStride),
 							rowsOf(cols(lb.lse, B, m.Heads*P, h*P+s, 1, accBytes), r, lseStride)},
-						needs: needs, signals: []int32{pg}})
+						needs: needs, signals: []int32{partSig}})
 				}
 			}
 		}
-		if c.Splits > 1 {
+		if c.Splits > 1 && !c.FuseCombine {
 			g.next()
 			for h := range m.Heads {
 				for i, r := range seq {
@@ -677,9 +702,27 @@ func (g *gen) graph() {
 		resid := func(r schedule.BufferRef) func(lo, hi int) []access {
 			return func(lo, hi int) []access { return []access{cols(r, B, m.Hidden, lo, hi-lo, actBytes)} }
 		}
-		if c.Fuse {
+		if c.Fuse && c.FuseCombine && c.Splits > 1 {
+			// o with the combine of every head's partials in its prologue
+			// and the residual add: xm = x + o(combine(part, lse)).
+			for t := 0; t+1 < len(hT); t++ {
+				lo, hi := hT[t], hT[t+1]
+				g.add(node{name: name("o.t%d", t), op: "combine_gemv_add", layer: l, slot: slot,
+					params: append(append([]param{{"n_off", int64(lo)}, {"n", int64(hi - lo)}, {"k", int64(qw)}},
+						g.num(param{"out", int64(m.Hidden)}, param{"heads", int64(m.Heads)}, param{"head_dim", int64(m.HeadDim)}, param{"splits", int64(c.Splits)})...), partP...),
+					reads: []access{
+						cols(lb.part, B*m.Heads, P*m.HeadDim, 0, c.Splits*m.HeadDim, accBytes),
+						cols(lb.lse, B*m.Heads, P, 0, c.Splits, accBytes),
+						{buf: wo, off: uint64(lo * qw * actBytes), length: uint64((hi - lo) * qw * actBytes)},
+						cols(x, B, m.Hidden, lo, hi-lo, actBytes)},
+					writes: []access{cols(lb.xm, B, m.Hidden, lo, hi-lo, actBytes)},
+					needs:  []need{g.all(attG)}, signals: []int32{oG}})
+			}
+		} else if c.Fuse {
 			// o with the residual add: xm = x + o.
 			gemvOp("gemv_add", "o", hT, lb.att, qw, wo, lb.xm, m.Hidden, []need{g.all(attG)}, func(int, int) []int32 { return []int32{oG} }, nil, resid(x))
+		}
+		if c.Fuse {
 			g.next()
 			// RMSNorm 2, gate, up and SiLU·mul per intermediate tile.
 			actG := g.group(l, "act")

@@ -24,6 +24,7 @@ __device__ __noinline__ void run_numeric(u64 op, const u64 *T, const u64 *R, con
   case OP_ROPE_APPEND: op_rope_append(T, R, W, H); break;
   case OP_NORM_GEMV_ARGMAX: op_norm_gemv_argmax(T, R, W, H); break;
   case OP_ARGMAX_TILES: op_argmax_tiles(T, R, W, H); break;
+  case OP_COMBINE_GEMV_ADD: op_combine_gemv_add(T, R, W, H); break;
   default: __trap();
   }
 }
